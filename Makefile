@@ -1,0 +1,55 @@
+# blk — front door. `make` builds and runs the main job; `make test` runs the
+# whole CTest suite. Both install missing Debian packages first when run as
+# root (otherwise they print the apt line to run).
+#   make SANITIZE=1 test     ASan + UBSan build (in build-asan/)
+#   make WERROR=1            warnings are errors (CI)
+
+SANITIZE ?= 0
+WERROR ?= 0
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(SANITIZE),1)
+BUILD ?= build-asan
+else
+BUILD ?= build
+endif
+PACKAGES = llvm-22-dev llvm-22-tools re2c lemon cmake
+
+.PHONY: all deps configure build test main clean
+
+all: build main
+
+deps:
+	@missing=""; \
+	for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing:$$missing"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+	  else \
+	    echo "missing packages:$$missing"; \
+	    echo "run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/CMakeCache.txt: | deps
+	cmake -S . -B $(BUILD) -DBLK_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) -DBLK_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
+
+configure: deps $(BUILD)/CMakeCache.txt
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+# The main job: every stdlib kernel through the front end to Block IR, then
+# one kernel run on the CPU interpreter.
+main: build
+	@for f in stdlib/*.blk; do \
+	  ./$(BUILD)/blkc --emit=ir $$f -o /dev/null || exit 1; \
+	  echo "stdlib: $$f -> Block IR ok"; \
+	done
+	./$(BUILD)/examples/interp_vector_add
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+clean:
+	rm -rf build build-asan

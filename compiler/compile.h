@@ -1,0 +1,64 @@
+/* compile.h — the compilation context behind blkc_ctx, and the internal
+ * entry points of each stage. The stages, in order:
+ *
+ *   front.h   parse_file         source text -> AST_MODULE   (lex.re, parse.y, ast.c)
+ *   sema.h    sema_build         AST -> Block IR, every check  (sema*.c)
+ *   passes.h  passes_run         the pass pipeline             (passes/)
+ *   interp.h  interp_run         run Block IR on the CPU       (interp/)
+ *
+ * compile.c implements the public blkc.h API over these.
+ */
+#ifndef BLK_COMPILE_H
+#define BLK_COMPILE_H
+
+#include "ast.h"
+#include "blk/blkc.h"
+#include "diag.h"
+#include "ir/ir.h"
+
+typedef struct {
+    const char *name;
+    blk_loc loc;        /* LOC_NONE for API/-D defines */
+    bool is_float, is_bool;
+    int64_t ival;
+    double fval;
+} compile_define;
+
+/* A parsed source file: the main module or an import. */
+typedef struct {
+    const char *path;   /* resolved path */
+    int file;           /* diag file index */
+    ast_node *ast;      /* AST_MODULE, NULL if it failed to parse */
+} compile_unit;
+
+/* Limits that keep hostile input from exhausting the machine. */
+enum {
+    COMPILE_MAX_FILE_BYTES = 16 << 20,
+    COMPILE_MAX_NESTING = 256,     /* parser nesting depth (parens, blocks) */
+    COMPILE_MAX_INLINE_DEPTH = 64, /* fn call chain depth during specialisation */
+    COMPILE_MAX_UNROLL = 4096,     /* static_range trip count */
+    COMPILE_MAX_IMPORTS = 256,
+};
+
+struct blkc_ctx {
+    blk_arena *arena;
+    blk_diag diag;
+    VEC(const char *) include_dirs;
+    const char *stdlib_dir;
+    VEC(compile_define) defines;
+    VEC(compile_unit) units;   /* units.data[0] is the main module */
+    int opt_level;
+    bool verify_each;
+    ir_module *ir;             /* after blkc_build */
+    blk_strbuf emit;           /* blkc_emit output */
+    blk_strbuf sema_ir;        /* IR as sema produced it (for ir-after=sema) */
+    blk_strbuf pass_dumps;     /* ir-after=PASS requested before build */
+    const char *dump_after;    /* pass name to dump, or NULL */
+};
+
+/* Load (once) a source file for an import written in unit `from` at `loc`:
+ * searched next to the importing file, then in -I dirs, then the stdlib dir.
+ * Returns the unit index, or -1 after reporting a located error. */
+int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc);
+
+#endif

@@ -1,0 +1,103 @@
+/* blkc.h — the public API of libblkc, the blk compiler library.
+ *
+ * A blkc_ctx is one compilation: its sources, options, diagnostics and every
+ * allocation (one arena). Nothing here prints or exits; errors are returned
+ * as a status and rendered diagnostics text (blkc_diagnostics).
+ *
+ *   blkc_ctx *c = blkc_new();
+ *   blkc_define_int(c, "BLOCK", 256);
+ *   if (blkc_load_file(c, "vadd.blk") || blkc_build(c, NULL))
+ *       fputs(blkc_diagnostics(c), stderr);
+ *   blk_arg args[] = {BLK_PTR(x, n * 4), BLK_PTR(y, n * 4), BLK_PTR(out, n * 4), BLK_INT(n)};
+ *   unsigned grid[3] = {(n + 255) / 256, 1, 1};
+ *   blkc_interp_run(c, "vector_add", grid, args, 4, NULL);
+ *   blkc_free(c);
+ */
+#ifndef BLK_BLKC_H
+#define BLK_BLKC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    BLK_OK = 0,
+    BLK_ERR_COMPILE = 1,  /* the source has errors: see blkc_diagnostics */
+    BLK_ERR_USAGE = 2,    /* bad API use or option (unknown kernel, bad define, ...) */
+    BLK_ERR_IO = 3,       /* file not found / unreadable */
+    BLK_ERR_RUNTIME = 4,  /* interpreter: the kernel failed at run time (OOB access, ...) */
+    BLK_ERR_NOMEM = 5,
+    BLK_ERR_INTERNAL = 6, /* an IR verifier failure: a compiler bug */
+} blk_status;
+
+typedef struct blkc_ctx blkc_ctx;
+
+blkc_ctx *blkc_new(void);
+void blkc_free(blkc_ctx *c);
+
+/* Options; call before blkc_load_*. */
+void blkc_add_include_dir(blkc_ctx *c, const char *dir);
+void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir); /* default: BLK_STDLIB_DIR at build time */
+void blkc_set_opt_level(blkc_ctx *c, int level);         /* 0..3, default 2 */
+void blkc_set_verify_each(blkc_ctx *c, int on);          /* verifier after every pass (default on) */
+void blkc_set_max_errors(blkc_ctx *c, int n);
+/* Keep a printout of the IR after pass `pass` ("sema" = before any pass) for
+ * blkc_emit(c, "ir-after=PASS"). */
+void blkc_set_dump_after(blkc_ctx *c, const char *pass);
+/* Const values for kernels' const parameters (like -D NAME=VALUE). The text
+ * form accepts integers, floats and true/false. */
+blk_status blkc_define(blkc_ctx *c, const char *name, const char *value);
+blk_status blkc_define_int(blkc_ctx *c, const char *name, int64_t value);
+blk_status blkc_define_float(blkc_ctx *c, const char *name, double value);
+
+/* Parse the main module (imports are resolved by blkc_build). */
+blk_status blkc_load_file(blkc_ctx *c, const char *path);
+blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, size_t len);
+
+/* Check the module and lower `kernel` (NULL: every kernel) to Block IR, then
+ * run the pass pipeline. */
+blk_status blkc_build(blkc_ctx *c, const char *kernel);
+
+/* Text of all diagnostics so far ("" if none). Owned by c. */
+const char *blkc_diagnostics(const blkc_ctx *c);
+int blkc_error_count(const blkc_ctx *c);
+
+/* Debug output, owned by c, valid until the next call:
+ *   "tokens", "ast"          after blkc_load_*
+ *   "ir"                     after blkc_build (IR after the whole pipeline)
+ *   "ir-after=PASS"          after blkc_build with blkc_set_dump_after(c, PASS)
+ * Returns NULL (with a diagnostic) for an unknown name. */
+const char *blkc_emit(blkc_ctx *c, const char *what);
+
+/* ---- the CPU interpreter ---- */
+typedef enum { BLK_ARG_PTR, BLK_ARG_INT, BLK_ARG_FLOAT } blk_arg_kind;
+typedef struct {
+    blk_arg_kind kind;
+    void *ptr;      /* BLK_ARG_PTR: host memory */
+    size_t size;    /* BLK_ARG_PTR: bytes reachable from ptr, 0 = unknown (unchecked) */
+    int64_t i;      /* BLK_ARG_INT (any integer or bool parameter) */
+    double f;       /* BLK_ARG_FLOAT (f16/bf16/f32/f64 parameter; rounded to its type) */
+} blk_arg;
+#define BLK_PTR(p, bytes) ((blk_arg){BLK_ARG_PTR, (void *)(p), (size_t)(bytes), 0, 0.0})
+#define BLK_INT(v) ((blk_arg){BLK_ARG_INT, NULL, 0, (int64_t)(v), 0.0})
+#define BLK_FLOAT(v) ((blk_arg){BLK_ARG_FLOAT, NULL, 0, 0, (double)(v)})
+
+/* Run a built kernel over the whole grid on host memory, one program
+ * instance after another. Arguments are checked against the kernel's runtime
+ * parameters (count and kind). Accesses outside a pointer argument's `size`
+ * (when given) stop the run with BLK_ERR_RUNTIME and a located diagnostic.
+ * `print` output goes to print_out (stdout when NULL). */
+blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
+                           const blk_arg *args, int nargs, FILE *print_out);
+
+/* Compiler version string, e.g. "0.1.0". */
+const char *blkc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

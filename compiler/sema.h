@@ -1,0 +1,20 @@
+/* sema.h — from AST to Block IR.
+ *
+ * Sema elaborates: it walks a kernel's AST once per specialisation (the
+ * const parameter values), evaluating const expressions, resolving names,
+ * inferring types and shapes, checking every builtin, and emitting Block IR
+ * as it goes. Device fns are specialised per call site's argument types and
+ * shapes into IR functions called with IR_CALL (the inline pass removes them).
+ */
+#ifndef BLK_SEMA_H
+#define BLK_SEMA_H
+
+#include "compile.h"
+
+/* Check the main module c->units.data[0] (and its imports, loaded through
+ * compile_import) and lower `kernel` (NULL: every kernel) into c->ir, with
+ * const parameters taken from c->defines, else their defaults. Returns the
+ * number of errors reported (0 = success). */
+int sema_build(blkc_ctx *c, const char *kernel);
+
+#endif

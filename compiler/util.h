@@ -1,0 +1,72 @@
+/* util.h — arena allocation, growable arrays and a string buffer.
+ *
+ * Every compilation owns one blk_arena; AST nodes, IR, types and strings all
+ * live there and are freed together (QBE's freeall). Nothing in libblkc frees
+ * individual nodes. Growable arrays are arena-backed too: growth copies into a
+ * new arena chunk and abandons the old one, which is fine for the small arrays
+ * a compiler builds.
+ */
+#ifndef BLK_UTIL_H
+#define BLK_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct blk_arena blk_arena;
+
+blk_arena *arena_new(void);
+void arena_free(blk_arena *a);
+/* Zeroed, 16-byte aligned memory. Returns NULL only if malloc fails; callers
+ * treat that as fatal for the compilation (see arena_failed). */
+void *arena_alloc(blk_arena *a, size_t bytes);
+char *arena_strdup(blk_arena *a, const char *s);
+char *arena_strndup(blk_arena *a, const char *s, size_t n);
+char *arena_printf(blk_arena *a, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* true once any allocation in this arena has failed. */
+bool arena_failed(const blk_arena *a);
+size_t arena_bytes_used(const blk_arena *a);
+
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+
+/* Growable array of T in an arena:  VEC(int) v = {0};  VEC_PUSH(arena, v, 3); */
+#define VEC(T) struct { T *data; int len, cap; }
+void vec_grow_(blk_arena *a, void **data, int *cap, size_t elem, int need);
+#define VEC_PUSH(arena, v, x)                                                   \
+    do {                                                                        \
+        if ((v).len >= (v).cap)                                                 \
+            vec_grow_((arena), (void **)&(v).data, &(v).cap, sizeof(*(v).data), \
+                      (v).len + 1);                                             \
+        if ((v).len < (v).cap) (v).data[(v).len++] = (x);                       \
+    } while (0)
+
+/* Growable text buffer on malloc (used for output that outlives an arena:
+ * diagnostics text, printed IR handed to the caller). */
+typedef struct {
+    char *data;
+    size_t len, cap;
+    bool failed; /* an allocation failed; contents are truncated */
+} blk_strbuf;
+
+void sb_init(blk_strbuf *sb);
+void sb_free(blk_strbuf *sb);
+void sb_putc(blk_strbuf *sb, char c);
+void sb_puts(blk_strbuf *sb, const char *s);
+void sb_putn(blk_strbuf *sb, const char *s, size_t n);
+void sb_printf(blk_strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sb_vprintf(blk_strbuf *sb, const char *fmt, va_list ap);
+/* Always NUL-terminated; "" for an empty buffer. */
+const char *sb_str(const blk_strbuf *sb);
+
+/* Read a whole file. Returns 0 and a malloc'd NUL-terminated buffer (size in
+ * *len, may contain NULs) or -1 with a message in err (strerror or "is a
+ * directory" or "file too large"). max_bytes bounds the file size. */
+int read_file(const char *path, size_t max_bytes, char **out, size_t *len, char *err, size_t errlen);
+
+/* FNV-1a, for hash tables keyed by strings. */
+uint64_t hash_bytes(const void *p, size_t n, uint64_t seed);
+
+#endif
