@@ -12,6 +12,7 @@ fail=0
 if [ "$rc" != 1 ]; then echo "expected exit status 1, got $rc"; fail=1; fi
 n=0
 while IFS= read -r want; do
+  [ -n "$want" ] || continue
   n=$((n + 1))
   if ! grep -qxF -- "$src:$want" "$out"; then echo "missing diagnostic: $src:$want"; fail=1; fi
 done <<EOT

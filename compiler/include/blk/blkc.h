@@ -45,6 +45,7 @@ void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir); /* default: BLK_STDLIB_D
 void blkc_set_opt_level(blkc_ctx *c, int level);         /* 0..3, default 2 */
 void blkc_set_verify_each(blkc_ctx *c, int on);          /* verifier after every pass (default on) */
 void blkc_set_max_errors(blkc_ctx *c, int n);
+void blkc_set_werror(blkc_ctx *c, int on);              /* warnings count as errors */
 /* Keep a printout of the IR after pass `pass` ("sema" = before any pass) for
  * blkc_emit(c, "ir-after=PASS"). */
 void blkc_set_dump_after(blkc_ctx *c, const char *pass);

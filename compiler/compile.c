@@ -1,0 +1,292 @@
+/* compile.c — the public libblkc API (blkc.h) over the stages in compile.h. */
+#include "compile.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front.h"
+#include "interp/interp.h"
+#include "passes/passes.h"
+#include "sema.h"
+
+#ifndef BLK_STDLIB_DIR
+#define BLK_STDLIB_DIR "stdlib"
+#endif
+#ifndef BLK_VERSION
+#define BLK_VERSION "0.0.0"
+#endif
+
+const char *blkc_version(void) { return BLK_VERSION; }
+
+blkc_ctx *blkc_new(void) {
+    blk_arena *a = arena_new();
+    if (!a) return NULL;
+    blkc_ctx *c = ARENA_NEW(a, blkc_ctx);
+    if (!c) { arena_free(a); return NULL; }
+    c->arena = a;
+    diag_init(&c->diag, a);
+    c->stdlib_dir = BLK_STDLIB_DIR;
+    c->opt_level = 2;
+    c->verify_each = true;
+    sb_init(&c->emit);
+    sb_init(&c->sema_ir);
+    sb_init(&c->pass_dumps);
+    return c;
+}
+
+void blkc_free(blkc_ctx *c) {
+    if (!c) return;
+    diag_fini(&c->diag);
+    sb_free(&c->emit);
+    sb_free(&c->sema_ir);
+    sb_free(&c->pass_dumps);
+    arena_free(c->arena);
+}
+
+void blkc_add_include_dir(blkc_ctx *c, const char *dir) {
+    VEC_PUSH(c->arena, c->include_dirs, arena_strdup(c->arena, dir));
+}
+void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir) { c->stdlib_dir = arena_strdup(c->arena, dir); }
+void blkc_set_opt_level(blkc_ctx *c, int level) { c->opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
+void blkc_set_verify_each(blkc_ctx *c, int on) { c->verify_each = on != 0; }
+void blkc_set_max_errors(blkc_ctx *c, int n) { c->diag.max_errors = n > 0 ? n : 1; }
+void blkc_set_werror(blkc_ctx *c, int on) { c->diag.werror = on != 0; }
+void blkc_set_dump_after(blkc_ctx *c, const char *pass) { c->dump_after = pass ? arena_strdup(c->arena, pass) : NULL; }
+const char *blkc_diagnostics(const blkc_ctx *c) { return sb_str(&c->diag.out); }
+int blkc_error_count(const blkc_ctx *c) { return c->diag.nerrors; }
+
+static bool valid_const_name(const char *s) {
+    if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z'))) return false;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9')))
+            return false;
+    return true;
+}
+
+static blk_status push_define(blkc_ctx *c, compile_define d) {
+    if (!valid_const_name(d.name)) {
+        diag_error(&c->diag, LOC_NONE, "invalid const name '%s' in a define", d.name ? d.name : "");
+        return BLK_ERR_USAGE;
+    }
+    d.name = arena_strdup(c->arena, d.name);
+    d.loc = LOC_NONE;
+    for (int i = 0; i < c->defines.len; i++)
+        if (strcmp(c->defines.data[i].name, d.name) == 0) { c->defines.data[i] = d; return BLK_OK; }
+    VEC_PUSH(c->arena, c->defines, d);
+    return BLK_OK;
+}
+
+blk_status blkc_define_int(blkc_ctx *c, const char *name, int64_t value) {
+    return push_define(c, (compile_define){.name = name, .ival = value});
+}
+
+blk_status blkc_define_float(blkc_ctx *c, const char *name, double value) {
+    return push_define(c, (compile_define){.name = name, .is_float = true, .fval = value});
+}
+
+/* -D NAME=VALUE: VALUE is an integer (decimal, 0x hex, optional sign),
+ * a float (strtod syntax, inf, nan) or true/false. */
+blk_status blkc_define(blkc_ctx *c, const char *name, const char *value) {
+    if (!value || !*value) {
+        diag_error(&c->diag, LOC_NONE, "define '%s' has no value (use -D %s=VALUE)", name, name);
+        return BLK_ERR_USAGE;
+    }
+    if (strcmp(value, "true") == 0 || strcmp(value, "false") == 0)
+        return push_define(c, (compile_define){.name = name, .is_bool = true, .ival = value[0] == 't'});
+    char *end;
+    errno = 0;
+    long long iv = strtoll(value, &end, 0);
+    if (*end == 0 && errno == 0) return blkc_define_int(c, name, iv);
+    if (*end == 0 && errno == ERANGE) {
+        diag_error(&c->diag, LOC_NONE, "value of define '%s' does not fit in 64 bits: %s", name, value);
+        return BLK_ERR_USAGE;
+    }
+    errno = 0;
+    double fv = strtod(value, &end);
+    if (*end == 0 && end != value) return blkc_define_float(c, name, fv);
+    diag_error(&c->diag, LOC_NONE, "value of define '%s' is not a number or bool: '%s'", name, value);
+    return BLK_ERR_USAGE;
+}
+
+static int add_unit(blkc_ctx *c, const char *path, const char *text, size_t len) {
+    compile_unit u = {0};
+    u.path = arena_strdup(c->arena, path);
+    u.file = diag_add_file(&c->diag, path, text, len);
+    VEC_PUSH(c->arena, c->units, u);
+    int idx = c->units.len - 1;
+    c->units.data[idx].ast = parse_file(c->arena, &c->diag, u.file);
+    return idx;
+}
+
+blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, size_t len) {
+    if (c->units.len) {
+        diag_error(&c->diag, LOC_NONE, "a main module is already loaded");
+        return BLK_ERR_USAGE;
+    }
+    if (len > COMPILE_MAX_FILE_BYTES) {
+        diag_error(&c->diag, LOC_NONE, "%s: file too large (limit %d bytes)", path, COMPILE_MAX_FILE_BYTES);
+        return BLK_ERR_IO;
+    }
+    int u = add_unit(c, path ? path : "<input>", text, len);
+    if (arena_failed(c->arena)) return BLK_ERR_NOMEM;
+    return c->units.data[u].ast ? BLK_OK : BLK_ERR_COMPILE;
+}
+
+blk_status blkc_load_file(blkc_ctx *c, const char *path) {
+    char *text;
+    size_t len;
+    char err[256];
+    if (read_file(path, COMPILE_MAX_FILE_BYTES, &text, &len, err, sizeof err) != 0) {
+        diag_error(&c->diag, LOC_NONE, "cannot read '%s': %s", path, err);
+        return BLK_ERR_IO;
+    }
+    blk_status s = blkc_load_source(c, path, text, len);
+    free(text);
+    return s;
+}
+
+/* Directory part of a path ("a/b.blk" -> "a", "b.blk" -> "."). */
+static char *dir_of(blk_arena *a, const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return arena_strdup(a, ".");
+    if (slash == path) return arena_strdup(a, "/");
+    return arena_strndup(a, path, (size_t)(slash - path));
+}
+
+int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
+    if (!path || !*path) {
+        diag_error(&c->diag, loc, "empty import path");
+        return -1;
+    }
+    /* candidates: next to the importing file, -I dirs in order, stdlib */
+    VEC(const char *) cands = {0};
+    if (path[0] == '/') {
+        VEC_PUSH(c->arena, cands, path);
+    } else {
+        const char *from = from_unit >= 0 && from_unit < c->units.len ? c->units.data[from_unit].path : ".";
+        VEC_PUSH(c->arena, cands, arena_printf(c->arena, "%s/%s", dir_of(c->arena, from), path));
+        for (int i = 0; i < c->include_dirs.len; i++)
+            VEC_PUSH(c->arena, cands, arena_printf(c->arena, "%s/%s", c->include_dirs.data[i], path));
+        if (c->stdlib_dir) VEC_PUSH(c->arena, cands, arena_printf(c->arena, "%s/%s", c->stdlib_dir, path));
+    }
+    for (int k = 0; k < cands.len; k++) {
+        const char *cand = cands.data[k];
+        char *real = realpath(cand, NULL);
+        if (!real) continue;
+        for (int i = 0; i < c->units.len; i++) {
+            char *ur = realpath(c->units.data[i].path, NULL);
+            bool same = ur && strcmp(ur, real) == 0;
+            free(ur);
+            if (same) { free(real); return i; }
+        }
+        free(real);
+        if (c->units.len >= COMPILE_MAX_IMPORTS) {
+            diag_error(&c->diag, loc, "too many imported files (limit %d)", COMPILE_MAX_IMPORTS);
+            return -1;
+        }
+        char *text;
+        size_t len;
+        char err[256];
+        if (read_file(cand, COMPILE_MAX_FILE_BYTES, &text, &len, err, sizeof err) != 0) {
+            diag_error(&c->diag, loc, "cannot read imported file '%s': %s", cand, err);
+            return -1;
+        }
+        int u = add_unit(c, cand, text, len);
+        free(text);
+        return c->units.data[u].ast ? u : -1;
+    }
+    diag_error(&c->diag, loc, "import '%s' not found", path);
+    diag_note(&c->diag, LOC_NONE, "searched next to the importing file, %d -I director%s, and the stdlib (%s)",
+              c->include_dirs.len, c->include_dirs.len == 1 ? "y" : "ies", c->stdlib_dir ? c->stdlib_dir : "none");
+    return -1;
+}
+
+blk_status blkc_build(blkc_ctx *c, const char *kernel) {
+    if (!c->units.len) {
+        diag_error(&c->diag, LOC_NONE, "no source loaded");
+        return BLK_ERR_USAGE;
+    }
+    if (!c->units.data[0].ast) return BLK_ERR_COMPILE;
+    if (c->ir) {
+        diag_error(&c->diag, LOC_NONE, "blkc_build called twice on one context");
+        return BLK_ERR_USAGE;
+    }
+    if (c->dump_after) {
+        bool known = strcmp(c->dump_after, "sema") == 0;
+        for (const char *const *p = pass_names(); *p && !known; p++) known = strcmp(*p, c->dump_after) == 0;
+        if (!known) {
+            blk_strbuf names;
+            sb_init(&names);
+            sb_puts(&names, "sema");
+            for (const char *const *p = pass_names(); *p; p++) sb_printf(&names, ", %s", *p);
+            diag_error(&c->diag, LOC_NONE, "unknown pass '%s' (passes: %s)", c->dump_after, sb_str(&names));
+            sb_free(&names);
+            return BLK_ERR_USAGE;
+        }
+    }
+    if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
+    if (!c->ir) return BLK_ERR_COMPILE;
+    pass_opts o = {
+        .diag = &c->diag,
+        .opt_level = c->opt_level,
+        .verify_each = c->verify_each,
+        .dump_after = c->dump_after,
+        .dump = &c->pass_dumps,
+    };
+    if (passes_run(c->ir, &o) != 0) return BLK_ERR_INTERNAL;
+    if (arena_failed(c->arena)) return BLK_ERR_NOMEM;
+    return c->diag.nerrors ? BLK_ERR_COMPILE : BLK_OK;
+}
+
+const char *blkc_emit(blkc_ctx *c, const char *what) {
+    sb_free(&c->emit);
+    if (strcmp(what, "tokens") == 0 || strcmp(what, "ast") == 0) {
+        if (!c->units.len) return NULL;
+        if (what[0] == 't') lex_dump(&c->emit, &c->diag, c->units.data[0].file);
+        else if (c->units.data[0].ast) ast_print(&c->emit, c->units.data[0].ast, 0);
+        else return NULL;
+        return sb_str(&c->emit);
+    }
+    if (strcmp(what, "ir") == 0) {
+        if (!c->ir) return NULL;
+        ir_print_module(&c->emit, c->ir);
+        return sb_str(&c->emit);
+    }
+    if (strncmp(what, "ir-after=", 9) == 0) {
+        if (!c->ir || !c->dump_after || strcmp(what + 9, c->dump_after) != 0) return NULL;
+        return sb_str(&c->pass_dumps);
+    }
+    diag_error(&c->diag, LOC_NONE, "unknown --emit kind '%s'", what);
+    return NULL;
+}
+
+static ir_func *find_kernel(blkc_ctx *c, const char *name) {
+    if (!c->ir) return NULL;
+    for (ir_func *f = c->ir->first; f; f = f->next)
+        if (f->is_kernel && strcmp(f->name, name) == 0) return f;
+    return NULL;
+}
+
+blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
+                           const blk_arg *args, int nargs, FILE *print_out) {
+    if (!c->ir) {
+        diag_error(&c->diag, LOC_NONE, "blkc_interp_run: nothing built (call blkc_build first)");
+        return BLK_ERR_USAGE;
+    }
+    ir_func *f = kernel ? find_kernel(c, kernel) : NULL;
+    if (!f) {
+        diag_error(&c->diag, LOC_NONE, "blkc_interp_run: no kernel named '%s' was built", kernel ? kernel : "(null)");
+        return BLK_ERR_USAGE;
+    }
+    if (!grid || grid[0] == 0 || grid[1] == 0 || grid[2] == 0) {
+        diag_error(&c->diag, LOC_NONE, "blkc_interp_run: every grid dimension must be at least 1");
+        return BLK_ERR_USAGE;
+    }
+    if (nargs < 0 || (nargs > 0 && !args)) {
+        diag_error(&c->diag, LOC_NONE, "blkc_interp_run: bad argument array");
+        return BLK_ERR_USAGE;
+    }
+    return interp_run(f, grid, args, nargs, print_out ? print_out : stdout, &c->diag);
+}

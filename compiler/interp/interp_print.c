@@ -1,0 +1,88 @@
+/* interp_print.c — PRINT: one line per program instance and print op,
+ *
+ *   pid (X, Y, Z) PREFIX: V1 V2 ...
+ *
+ * PREFIX is the op's string with trailing blanks and one trailing ':'
+ * removed (so print("x", v) and print("x:", v) both give "x: ..."); with no
+ * operands the line ends after the prefix, with an empty prefix it is
+ * "pid (X, Y, Z): V1 ...". Each operand is printed as
+ *   scalar   bool: true/false; signed ints %lld; unsigned %llu; pointers
+ *            0x%llx; floats in the shortest %g form (at most 17 digits)
+ *            that reads back to the same value of their dtype, plus "inf",
+ *            "-inf", "nan"
+ *   block    row-major with one pair of brackets per dimension:
+ *            [[1, 2, 3], [4, 5, 6]] for a [2, 3] block
+ * and operands are separated by one space. The line is written with one
+ * fputs, so lines of different prints never interleave.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp_impl.h"
+
+static void format_float(blk_strbuf *sb, blk_dtype t, double x) {
+    if (isnan(x)) { sb_puts(sb, "nan"); return; }
+    if (isinf(x)) { sb_puts(sb, x < 0 ? "-inf" : "inf"); return; }
+    char buf[64];
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, sizeof buf, "%.*g", prec, x);
+        ir_scalar_val v;
+        v.f = strtod(buf, NULL);
+        if (eval_normalize(t, v).f == x) break;
+    }
+    sb_puts(sb, buf);
+}
+
+static void format_scalar(blk_strbuf *sb, blk_dtype t, ir_scalar_val v) {
+    if (t == DT_BOOL) sb_puts(sb, v.i ? "true" : "false");
+    else if (dtype_is_float(t)) format_float(sb, t, v.f);
+    else if (t == DT_PTR) sb_printf(sb, "0x%llx", (unsigned long long)v.u);
+    else if (dtype_is_unsigned(t)) sb_printf(sb, "%llu", (unsigned long long)v.u);
+    else sb_printf(sb, "%lld", (long long)v.i);
+}
+
+/* Elements [*pos, ...) of a block with dims shape[dim..rank). */
+static void format_block(blk_strbuf *sb, blk_dtype t, const ir_scalar_val *v, const ir_type *ty, int dim,
+                         int64_t *pos) {
+    sb_putc(sb, '[');
+    for (int32_t i = 0; i < ty->shape[dim]; i++) {
+        if (i) sb_puts(sb, ", ");
+        if (dim + 1 < ty->rank) {
+            format_block(sb, t, v, ty, dim + 1, pos);
+        } else {
+            format_scalar(sb, t, v[*pos]);
+            (*pos)++;
+        }
+    }
+    sb_putc(sb, ']');
+}
+
+interp_sig interp_print(interp *I, ir_inst *in) {
+    blk_strbuf sb;
+    sb_init(&sb);
+    sb_printf(&sb, "pid (%u, %u, %u)", I->pid[0], I->pid[1], I->pid[2]);
+    const char *prefix = in->str ? in->str : "";
+    size_t len = strlen(prefix);
+    while (len > 0 && (prefix[len - 1] == ' ' || prefix[len - 1] == '\t')) len--;
+    if (len > 0 && prefix[len - 1] == ':') len--;
+    if (len > 0) {
+        sb_putc(&sb, ' ');
+        sb_putn(&sb, prefix, len);
+    }
+    if (in->num_operands > 0) sb_putc(&sb, ':');
+    for (int k = 0; k < in->num_operands; k++) {
+        ir_value *v = in->operands[k];
+        sb_putc(&sb, ' ');
+        if (ir_is_block(v->type)) {
+            int64_t pos = 0;
+            format_block(&sb, interp_dtype(v), interp_val(I, v), &v->type, 0, &pos);
+        } else {
+            format_scalar(&sb, interp_dtype(v), interp_val(I, v)[0]);
+        }
+    }
+    sb_putc(&sb, '\n');
+    fputs(sb_str(&sb), I->out);
+    sb_free(&sb);
+    return SIG_NEXT;
+}

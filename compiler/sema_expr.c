@@ -1,0 +1,1076 @@
+/* sema_expr.c — expressions: constants and folding, promotion, broadcasting,
+ * casts, operators, and the helpers every sema file emits IR through.
+ *
+ * Promotion (LANGUAGE.md "Types"), for the two operands of a binary op:
+ *   weak literal with a typed operand   the typed operand's dtype, except a
+ *                                       float literal with an integer (or
+ *                                       bool) operand gives f32
+ *   same kind                           the wider; f16 with bf16 gives f32,
+ *                                       f8e4m3 with f8e5m2 gives f16;
+ *                                       signed with unsigned of one width:
+ *                                       unsigned (C)
+ *   int with float                      the float type
+ *   bool with int/float                 the int/float type
+ * A weak integer literal must fit the dtype it adopts ("300 does not fit in
+ * i8"). Constant arithmetic is exact: integer overflow is an error.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sema_internal.h"
+
+/* ---- value constructors ---- */
+
+sema_val sema_error(void) { return (sema_val){.kind = SV_ERROR}; }
+sema_val sema_void(void) { return (sema_val){.kind = SV_VOID}; }
+
+sema_val sema_value(ir_value *v) {
+    if (!v) return sema_error();
+    return (sema_val){.kind = SV_VALUE, .v = v, .type = v->type};
+}
+
+static bool fits(blk_dtype t, sema_i128 x) {
+    if (t == DT_BOOL) return x == 0 || x == 1;
+    int bits = dtype_bits(t);
+    if (dtype_is_unsigned(t)) return x >= 0 && x <= (((sema_i128)1 << bits) - 1);
+    if (dtype_is_signed(t)) return x >= -((sema_i128)1 << (bits - 1)) && x <= (((sema_i128)1 << (bits - 1)) - 1);
+    return false;
+}
+
+sema_val sema_int_const(blk_dtype t, bool weak, int64_t v) {
+    sema_val r = {.kind = SV_CONST, .weak = weak, .type = ir_scalar(t)};
+    ir_scalar_val s;
+    s.i = v;
+    r.i = eval_normalize(t, s).i;
+    return r;
+}
+
+sema_val sema_float_const(blk_dtype t, bool weak, double v) {
+    sema_val r = {.kind = SV_CONST, .weak = weak, .type = ir_scalar(t)};
+    if (weak) {
+        r.f = v;
+    } else {
+        ir_scalar_val s;
+        s.f = v;
+        r.f = eval_normalize(t, s).f;
+    }
+    return r;
+}
+
+sema_val sema_bool_const(bool b) { return (sema_val){.kind = SV_CONST, .type = ir_scalar(DT_BOOL), .i = b}; }
+
+sema_val sema_weak_int(sema_i128 v) {
+    blk_dtype t = fits(DT_I32, v) ? DT_I32 : fits(DT_I64, v) ? DT_I64 : DT_U64;
+    sema_val r = {.kind = SV_CONST, .weak = true, .type = ir_scalar(t)};
+    r.i = (int64_t)(uint64_t)v;
+    return r;
+}
+
+sema_i128 sema_const_i128(sema_val v) {
+    if (dtype_is_unsigned(v.type.dtype)) return (sema_i128)(uint64_t)v.i;
+    return (sema_i128)v.i;
+}
+
+double sema_const_f64(sema_val v) {
+    if (dtype_is_float(v.type.dtype)) return v.f;
+    if (dtype_is_unsigned(v.type.dtype)) return (double)(uint64_t)v.i;
+    return (double)v.i;
+}
+
+bool sema_is_const_int(sema_val v) {
+    return v.kind == SV_CONST && (dtype_is_int(v.type.dtype));
+}
+
+blk_dtype sema_natural_dtype(sema_val v) { return (blk_dtype)v.type.dtype; }
+
+ir_type sema_type_of(sema_val v) {
+    if (v.kind == SV_VALUE) return v.type;
+    return ir_elem(v.type);
+}
+
+bool sema_is_numeric(sema_val v) { return v.kind == SV_VALUE || v.kind == SV_CONST; }
+
+bool sema_is_pow2(int64_t x) { return x > 0 && (x & (x - 1)) == 0; }
+
+const char *sema_kind_name(sema_val v) {
+    switch (v.kind) {
+    case SV_ERROR: return "error";
+    case SV_VOID: return "no value";
+    case SV_VALUE: return "value";
+    case SV_CONST: return "constant";
+    case SV_TUPLE: return "tuple";
+    case SV_LIST: return "list";
+    case SV_STRING: return "string";
+    case SV_DTYPE: return "type";
+    case SV_NONE: return "None";
+    case SV_FN: return "fn";
+    case SV_MODULE: return "module";
+    case SV_DESC: return "tensor descriptor";
+    }
+    return "?";
+}
+
+const char *sema_ir_type_str(sema *S, ir_type t) {
+    char buf[128];
+    ir_type_str(t, buf, sizeof buf);
+    return arena_strdup(S->a, buf);
+}
+
+const char *sema_type_str(sema *S, sema_val v) {
+    if (v.kind == SV_VALUE || v.kind == SV_DTYPE) return sema_ir_type_str(S, sema_type_of(v));
+    if (v.kind == SV_CONST) {
+        if (v.weak) return dtype_is_float(v.type.dtype) ? "float literal" : "integer literal";
+        return sema_ir_type_str(S, v.type);
+    }
+    return sema_kind_name(v);
+}
+
+const char *sema_op_str(int op) {
+    switch (op) {
+    case TK_PLUS: return "+";
+    case TK_MINUS: return "-";
+    case TK_STAR: return "*";
+    case TK_SLASH: return "/";
+    case TK_PERCENT: return "%";
+    case TK_AMP: return "&";
+    case TK_PIPE: return "|";
+    case TK_CARET: return "^";
+    case TK_SHL: return "<<";
+    case TK_SHR: return ">>";
+    case TK_EQ: return "==";
+    case TK_NE: return "!=";
+    case TK_LT: return "<";
+    case TK_LE: return "<=";
+    case TK_GT: return ">";
+    case TK_GE: return ">=";
+    case TK_ANDAND: return "&&";
+    case TK_OROR: return "||";
+    case TK_BANG: return "!";
+    case TK_TILDE: return "~";
+    default: return "?";
+    }
+}
+
+/* Text of a constant for messages. */
+static const char *const_str(sema *S, sema_val v) {
+    if (v.type.dtype == DT_BOOL) return v.i ? "true" : "false";
+    if (dtype_is_float(v.type.dtype)) return arena_printf(S->a, "%g", v.f);
+    if (dtype_is_unsigned(v.type.dtype)) return arena_printf(S->a, "%llu", (unsigned long long)(uint64_t)v.i);
+    return arena_printf(S->a, "%lld", (long long)v.i);
+}
+
+/* ---- emission ---- */
+
+ir_inst *sema_inst(sema *S, ir_op op, blk_loc loc, ir_value *const *ops, int nops, const ir_type *types,
+                   int nres, int nregions) {
+    if (!S->fn) return NULL; /* callers check S->fn before emitting; defensive */
+    if (++S->insts > SEMA_MAX_INSTS && !S->size_reported) {
+        S->size_reported = true;
+        diag_error(S->d, loc, "program too large: more than %d IR instructions (check static_range trip "
+                   "counts and fn calls)", SEMA_MAX_INSTS);
+    }
+    S->fn->b.loc = loc;
+    return ir_build(&S->fn->b, op, ops, nops, types, nres, nregions);
+}
+
+ir_value *sema_op1(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x) {
+    ir_inst *i = sema_inst(S, op, loc, &x, 1, &t, 1, 0);
+    return i ? i->results[0] : NULL;
+}
+
+ir_value *sema_op2(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x, ir_value *y) {
+    ir_value *ops[2] = {x, y};
+    ir_inst *i = sema_inst(S, op, loc, ops, 2, &t, 1, 0);
+    return i ? i->results[0] : NULL;
+}
+
+ir_value *sema_op3(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x, ir_value *y, ir_value *z) {
+    ir_value *ops[3] = {x, y, z};
+    ir_inst *i = sema_inst(S, op, loc, ops, 3, &t, 1, 0);
+    return i ? i->results[0] : NULL;
+}
+
+/* IR_CONST of type t (scalar or block) holding constant c, which already has t's dtype. */
+static ir_value *emit_const(sema *S, sema_val c, ir_type t, blk_loc loc) {
+    ir_inst *i = sema_inst(S, IR_CONST, loc, NULL, 0, &t, 1, 0);
+    if (!i) return NULL;
+    if (dtype_is_float(t.dtype)) {
+        ir_scalar_val s;
+        s.f = sema_const_f64(c);
+        i->fval = eval_normalize((blk_dtype)t.dtype, s).f;
+    } else {
+        i->ival = c.i;
+    }
+    return i->results[0];
+}
+
+/* ---- constants: conversion ---- */
+
+static ir_scalar_val scalar_of(sema_val v) {
+    ir_scalar_val s;
+    if (dtype_is_float(v.type.dtype)) s.f = v.f;
+    else s.i = v.i;
+    return s;
+}
+
+static sema_val const_from_scalar(blk_dtype t, ir_scalar_val s) {
+    sema_val r = {.kind = SV_CONST, .type = ir_scalar(t)};
+    if (dtype_is_float(t)) r.f = s.f;
+    else r.i = s.i;
+    return r;
+}
+
+/* `x as T` on a constant: eval_cast semantics (wraps, truncates, saturates). */
+sema_val sema_const_cast(sema_val v, ir_type to) {
+    blk_dtype from = (blk_dtype)v.type.dtype;
+    ir_scalar_val s = scalar_of(v);
+    if (v.weak && dtype_is_float(from)) from = DT_F64; /* weak floats hold doubles */
+    return const_from_scalar((blk_dtype)to.dtype, eval_cast(from, (blk_dtype)to.dtype, s));
+}
+
+bool sema_const_convert(sema *S, sema_val *v, blk_dtype t, blk_loc loc) {
+    if (v->type.dtype == t && !v->weak) return true;
+    if (v->weak && dtype_is_int(v->type.dtype)) {
+        sema_i128 x = sema_const_i128(*v);
+        if (dtype_is_int(t) || t == DT_BOOL) {
+            if (!fits(t, x)) {
+                diag_error(S->d, loc, "integer constant %s does not fit in %s", const_str(S, *v), dtype_name(t));
+                return false;
+            }
+            *v = sema_int_const(t, false, (int64_t)x);
+            return true;
+        }
+        if (dtype_is_float(t)) {
+            *v = sema_float_const(t, false, sema_const_f64(*v));
+            return true;
+        }
+    } else if (v->weak && dtype_is_float(v->type.dtype)) {
+        if (dtype_is_float(t)) {
+            *v = sema_float_const(t, false, v->f);
+            return true;
+        }
+        diag_error(S->d, loc, "float constant %s cannot be converted to %s implicitly; use 'as %s'",
+                   const_str(S, *v), dtype_name(t), dtype_name(t));
+        return false;
+    }
+    if (t == DT_PTR) {
+        diag_error(S->d, loc, "constant %s cannot be used as a pointer", const_str(S, *v));
+        return false;
+    }
+    *v = sema_const_cast(*v, ir_scalar(t));
+    return true;
+}
+
+/* ---- materialisation, conversion, broadcasting ---- */
+
+ir_value *sema_broadcast_ir(sema *S, ir_value *v, ir_type shape, blk_loc loc) {
+    if (!v) return NULL;
+    ir_type t = v->type;
+    if (ir_shape_eq(t, shape)) return v;
+    if (t.rank == 0) return sema_op1(S, IR_SPLAT, loc, ir_shaped(t, shape.rank, shape.shape), v);
+    while (t.rank < shape.rank) { /* numpy: missing leading dims are 1 */
+        int32_t s[IR_MAX_RANK];
+        s[0] = 1;
+        for (int k = 0; k < t.rank; k++) s[k + 1] = t.shape[k];
+        ir_type nt = ir_shaped(t, t.rank + 1, s);
+        ir_inst *i = sema_inst(S, IR_EXPAND_DIMS, loc, &v, 1, &nt, 1, 0);
+        if (!i) return NULL;
+        i->axis = 0;
+        v = i->results[0];
+        t = nt;
+    }
+    if (ir_shape_eq(t, shape)) return v;
+    return sema_op1(S, IR_BROADCAST, loc, ir_shaped(t, shape.rank, shape.shape), v);
+}
+
+bool sema_broadcast_shape(ir_type a, ir_type b, ir_type *out) {
+    int rank = a.rank > b.rank ? a.rank : b.rank;
+    int32_t s[IR_MAX_RANK];
+    for (int k = 0; k < rank; k++) {
+        int ia = k - (rank - a.rank), ib = k - (rank - b.rank);
+        int32_t da = ia >= 0 ? a.shape[ia] : 1, db = ib >= 0 ? b.shape[ib] : 1;
+        if (da != db && da != 1 && db != 1) return false;
+        s[k] = da == 1 ? db : da;
+    }
+    *out = ir_shaped(ir_scalar(DT_I32), rank, s);
+    return true;
+}
+
+ir_value *sema_materialize(sema *S, sema_val v, blk_loc loc) {
+    if (v.kind == SV_VALUE) return v.v;
+    if (v.kind != SV_CONST) return NULL;
+    return emit_const(S, v, ir_elem(v.type), loc);
+}
+
+ir_value *sema_convert(sema *S, sema_val v, blk_dtype dt, ir_type shape, blk_loc loc) {
+    if (v.kind == SV_CONST) {
+        if (!sema_const_convert(S, &v, dt, loc)) return NULL;
+        return emit_const(S, v, ir_shaped(ir_scalar(dt), shape.rank, shape.shape), loc);
+    }
+    if (v.kind != SV_VALUE) return NULL;
+    ir_value *x = v.v;
+    if (x->type.dtype != dt && dt != DT_PTR)
+        x = sema_op1(S, IR_CAST, loc, ir_shaped(ir_scalar(dt), x->type.rank, x->type.shape), x);
+    return sema_broadcast_ir(S, x, shape, loc);
+}
+
+ir_value *sema_cast_to(sema *S, sema_val v, ir_type elem, ir_type shape, blk_loc loc) {
+    elem = ir_elem(elem);
+    if (v.kind == SV_CONST) {
+        if (elem.dtype == DT_PTR) {
+            ir_value *x = emit_const(S, sema_const_cast(v, ir_scalar(DT_I64)), ir_scalar(DT_I64), loc);
+            x = sema_op1(S, IR_CAST, loc, elem, x);
+            return sema_broadcast_ir(S, x, shape, loc);
+        }
+        return emit_const(S, sema_const_cast(v, elem), ir_shaped(elem, shape.rank, shape.shape), loc);
+    }
+    if (v.kind != SV_VALUE) return NULL;
+    ir_value *x = v.v;
+    if (!ir_type_eq(ir_elem(x->type), elem))
+        x = sema_op1(S, IR_CAST, loc, ir_shaped(elem, x->type.rank, x->type.shape), x);
+    return sema_broadcast_ir(S, x, shape, loc);
+}
+
+/* ---- promotion ---- */
+
+static int float_rank(blk_dtype t) {
+    switch (t) {
+    case DT_F8E4M3: case DT_F8E5M2: return 1;
+    case DT_F16: case DT_BF16: return 2;
+    case DT_F32: return 3;
+    case DT_F64: return 4;
+    default: return 0;
+    }
+}
+
+static blk_dtype promote_strong(blk_dtype a, blk_dtype b) {
+    if (a == b) return a;
+    bool fa = dtype_is_float(a), fb = dtype_is_float(b);
+    if (fa && fb) {
+        int ra = float_rank(a), rb = float_rank(b);
+        if (ra != rb) return ra > rb ? a : b;
+        return ra == 1 ? DT_F16 : DT_F32; /* f8e4m3+f8e5m2, f16+bf16 */
+    }
+    if (fa) return a;
+    if (fb) return b;
+    if (a == DT_BOOL) return b;
+    if (b == DT_BOOL) return a;
+    int ba = dtype_bits(a), bb = dtype_bits(b);
+    if (ba != bb) return ba > bb ? a : b;
+    return dtype_is_unsigned(a) ? a : b; /* same width, mixed sign: unsigned */
+}
+
+int sema_promote(sema_val a, sema_val b, bool *weak) {
+    *weak = false;
+    if (!sema_is_numeric(a) || !sema_is_numeric(b)) return -1;
+    blk_dtype da = (blk_dtype)a.type.dtype, db = (blk_dtype)b.type.dtype;
+    if (da == DT_PTR || db == DT_PTR) return -1;
+    bool wa = a.kind == SV_CONST && a.weak, wb = b.kind == SV_CONST && b.weak;
+    if (wa && wb) {
+        *weak = true;
+        if (dtype_is_float(da) || dtype_is_float(db)) return DT_F32;
+        return DT_I64; /* weak integer arithmetic; the result picks its natural dtype */
+    }
+    if (wa || wb) {
+        blk_dtype w = wa ? da : db, s = wa ? db : da;
+        if (dtype_is_float(s)) return s;
+        if (dtype_is_float(w)) return DT_F32;
+        if (s == DT_BOOL) return w; /* the literal's natural integer type */
+        return s;
+    }
+    return promote_strong(da, db);
+}
+
+/* ---- constant folding ---- */
+
+static bool is_cmp(int op) {
+    return op == TK_EQ || op == TK_NE || op == TK_LT || op == TK_LE || op == TK_GT || op == TK_GE;
+}
+
+static int cmp_kind(int op) {
+    switch (op) {
+    case TK_EQ: return IR_CMP_EQ;
+    case TK_NE: return IR_CMP_NE;
+    case TK_LT: return IR_CMP_LT;
+    case TK_LE: return IR_CMP_LE;
+    case TK_GT: return IR_CMP_GT;
+    default: return IR_CMP_GE;
+    }
+}
+
+static ir_op arith_op(int op) {
+    switch (op) {
+    case TK_PLUS: return IR_ADD;
+    case TK_MINUS: return IR_SUB;
+    case TK_STAR: return IR_MUL;
+    case TK_SLASH: return IR_DIV;
+    case TK_PERCENT: return IR_REM;
+    case TK_AMP: case TK_ANDAND: return IR_AND;
+    case TK_PIPE: case TK_OROR: return IR_OR;
+    case TK_CARET: return IR_XOR;
+    case TK_SHL: return IR_SHL;
+    case TK_SHR: return IR_SHR;
+    default: return IR_CMP;
+    }
+}
+
+static sema_val overflow(sema *S, blk_loc loc, sema_val a, sema_val b, int op, const char *type) {
+    diag_error(S->d, loc, "integer overflow in constant expression: %s %s %s does not fit in %s", const_str(S, a),
+               sema_op_str(op), const_str(S, b), type);
+    return sema_error();
+}
+
+/* Fold an integer op exactly; the result must fit dtype t (weak: 64 bits). */
+static sema_val fold_int(sema *S, int op, sema_val a, sema_val b, blk_dtype t, bool weak, blk_loc loc) {
+    sema_i128 x = sema_const_i128(a), y = sema_const_i128(b), r = 0;
+    const char *tname = weak ? "64 bits" : dtype_name(t);
+    switch (op) {
+    case TK_PLUS: r = x + y; break;
+    case TK_MINUS: r = x - y; break;
+    case TK_STAR: {
+        /* |x|, |y| < 2^64: the product fits in 128 bits unless both are large */
+        sema_i128 ax = x < 0 ? -x : x, ay = y < 0 ? -y : y;
+        if (ax != 0 && ay > ((sema_i128)1 << 126) / ax) return overflow(S, loc, a, b, op, tname);
+        r = x * y;
+        break;
+    }
+    case TK_SLASH:
+    case TK_PERCENT:
+        if (y == 0) {
+            diag_error(S->d, loc, "division by zero in constant expression");
+            return sema_error();
+        }
+        r = op == TK_SLASH ? x / y : x % y; /* C: truncate, sign of the dividend */
+        break;
+    case TK_AMP: r = x & y; break;
+    case TK_PIPE: r = x | y; break;
+    case TK_CARET: r = x ^ y; break;
+    case TK_SHL:
+    case TK_SHR:
+        if (y < 0) {
+            diag_error(S->d, loc, "negative shift amount %s in constant expression", const_str(S, b));
+            return sema_error();
+        }
+        if (op == TK_SHR) {
+            r = y >= 127 ? (x < 0 ? -1 : 0) : x >> (int)y;
+        } else {
+            if (x != 0 && y >= 64) return overflow(S, loc, a, b, op, tname);
+            sema_i128 mag = x < 0 ? -x : x;
+            __extension__ unsigned __int128 m = (unsigned __int128)mag << (int)(y < 64 ? y : 0);
+            if (m >> 126) return overflow(S, loc, a, b, op, tname);
+            r = x < 0 ? -(sema_i128)m : (sema_i128)m;
+        }
+        break;
+    default: break;
+    }
+    if (weak) {
+        if (!fits(DT_I64, r) && !fits(DT_U64, r)) return overflow(S, loc, a, b, op, tname);
+        return sema_weak_int(r);
+    }
+    if (!fits(t, r)) {
+        /* bitwise ops on unsigned/signed reinterpretations cannot overflow */
+        if (op == TK_AMP || op == TK_PIPE || op == TK_CARET || op == TK_SHR) {
+            return sema_int_const(t, false, (int64_t)r);
+        }
+        return overflow(S, loc, a, b, op, tname);
+    }
+    return sema_int_const(t, false, (int64_t)r);
+}
+
+static bool compare(int kind, double x, double y) {
+    return kind == IR_CMP_EQ ? x == y : kind == IR_CMP_NE ? x != y : kind == IR_CMP_LT ? x < y
+         : kind == IR_CMP_LE ? x <= y : kind == IR_CMP_GT ? x > y : x >= y;
+}
+
+static bool compare_int(int kind, sema_i128 x, sema_i128 y) {
+    return kind == IR_CMP_EQ ? x == y : kind == IR_CMP_NE ? x != y : kind == IR_CMP_LT ? x < y
+         : kind == IR_CMP_LE ? x <= y : kind == IR_CMP_GT ? x > y : x >= y;
+}
+
+static sema_val fold_binary(sema *S, int op, sema_val a, sema_val b, blk_dtype t, bool weak, blk_loc loc,
+                            blk_loc aloc, blk_loc bloc) {
+    if (weak && dtype_is_int(t)) { /* two integer literals: exact */
+        if (is_cmp(op)) return sema_bool_const(compare_int(cmp_kind(op), sema_const_i128(a), sema_const_i128(b)));
+        return fold_int(S, op, a, b, t, true, loc);
+    }
+    if (weak) { /* literals with a float among them: double precision until materialised */
+        double x = sema_const_f64(a), y = sema_const_f64(b);
+        if (is_cmp(op)) return sema_bool_const(compare(cmp_kind(op), x, y));
+        ir_scalar_val sx, sy;
+        sx.f = x;
+        sy.f = y;
+        return sema_float_const(DT_F32, true, eval_binary(arith_op(op), 0, DT_F64, sx, sy).f);
+    }
+    if (!sema_const_convert(S, &a, t, aloc) || !sema_const_convert(S, &b, t, bloc)) return sema_error();
+    if (is_cmp(op)) {
+        if (dtype_is_float(t)) return sema_bool_const(compare(cmp_kind(op), a.f, b.f));
+        return sema_bool_const(compare_int(cmp_kind(op), sema_const_i128(a), sema_const_i128(b)));
+    }
+    if (t == DT_BOOL) {
+        bool x = a.i != 0, y = b.i != 0;
+        bool r = op == TK_AMP || op == TK_ANDAND ? (x && y) : op == TK_PIPE || op == TK_OROR ? (x || y) : x != y;
+        return sema_bool_const(r);
+    }
+    if (dtype_is_float(t)) {
+        ir_scalar_val r = eval_binary(arith_op(op), 0, t, scalar_of(a), scalar_of(b));
+        return sema_float_const(t, false, r.f);
+    }
+    return fold_int(S, op, a, b, t, false, loc);
+}
+
+/* ---- binary operators ---- */
+
+static sema_val invalid_operands(sema *S, int op, sema_val a, sema_val b, blk_loc loc) {
+    diag_error(S->d, loc, "invalid operands to '%s': %s and %s", sema_op_str(op), sema_type_str(S, a),
+               sema_type_str(S, b));
+    return sema_error();
+}
+
+static blk_loc node_loc(ast_node *n, blk_loc fallback) { return n ? n->loc : fallback; }
+
+static bool check_numel(sema *S, ir_type t, blk_loc loc) {
+    if (ir_numel(t) > IR_MAX_NUMEL) {
+        diag_error(S->d, loc, "block of %lld elements exceeds the limit of %d elements", (long long)ir_numel(t),
+                   IR_MAX_NUMEL);
+        return false;
+    }
+    return true;
+}
+
+static bool broadcast_pair(sema *S, sema_val a, sema_val b, ir_type *out, blk_loc op_loc, ast_node *lhs,
+                           ast_node *rhs) {
+    ir_type ta = sema_type_of(a), tb = sema_type_of(b);
+    if (!sema_broadcast_shape(ta, tb, out)) {
+        diag_error(S->d, op_loc, "cannot broadcast %s and %s", sema_type_str(S, a), sema_type_str(S, b));
+        if (lhs) diag_note(S->d, lhs->loc, "left operand is %s", sema_type_str(S, a));
+        if (rhs) diag_note(S->d, rhs->loc, "right operand is %s", sema_type_str(S, b));
+        return false;
+    }
+    return check_numel(S, *out, op_loc);
+}
+
+/* pointer + int, int + pointer, pointer - int, pointer comparisons */
+static sema_val pointer_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, ast_node *lhs,
+                               ast_node *rhs) {
+    bool pa = a.type.dtype == DT_PTR, pb = b.type.dtype == DT_PTR;
+    blk_loc aloc = node_loc(lhs, op_loc), bloc = node_loc(rhs, op_loc);
+    ir_type shape;
+    if (is_cmp(op)) {
+        if (!pa || !pb || a.type.pointee != b.type.pointee) return invalid_operands(S, op, a, b, op_loc);
+        if (!broadcast_pair(S, a, b, &shape, op_loc, lhs, rhs)) return sema_error();
+        ir_value *x = sema_broadcast_ir(S, a.v, shape, aloc), *y = sema_broadcast_ir(S, b.v, shape, bloc);
+        ir_value *x2 = y;
+        if (!ir_type_eq(x->type, y->type)) /* *const T vs *T */
+            x2 = sema_op1(S, IR_CAST, bloc, x->type, y);
+        ir_inst *i = sema_inst(S, IR_CMP, op_loc, (ir_value *[]){x, x2}, 2,
+                               (ir_type[]){ir_shaped(ir_scalar(DT_BOOL), shape.rank, shape.shape)}, 1, 0);
+        if (!i) return sema_error();
+        i->kind = cmp_kind(op);
+        return sema_value(i->results[0]);
+    }
+    if (pa && pb) return invalid_operands(S, op, a, b, op_loc);
+    if (!(op == TK_PLUS || (op == TK_MINUS && pa))) return invalid_operands(S, op, a, b, op_loc);
+    sema_val p = pa ? a : b, off = pa ? b : a;
+    blk_loc offloc = pa ? bloc : aloc;
+    if (!dtype_is_int(off.type.dtype)) return invalid_operands(S, op, a, b, op_loc);
+    if (!broadcast_pair(S, a, b, &shape, op_loc, lhs, rhs)) return sema_error();
+    blk_dtype odt = sema_natural_dtype(off);
+    if (off.kind == SV_CONST && op == TK_MINUS) { /* p - c == p + (-c) */
+        sema_i128 x = -sema_const_i128(off);
+        if (!fits(DT_I64, x)) {
+            diag_error(S->d, offloc, "pointer offset %s is out of range", const_str(S, off));
+            return sema_error();
+        }
+        off = sema_weak_int(x);
+        odt = sema_natural_dtype(off);
+    }
+    ir_value *o;
+    if (off.kind == SV_VALUE && op == TK_MINUS) {
+        ir_value *ov = off.v;
+        if (dtype_is_unsigned(odt) || dtype_bits(odt) < 64) { /* negate in 64 bits: no wrap-around */
+            ov = sema_op1(S, IR_CAST, offloc, ir_shaped(ir_scalar(DT_I64), ov->type.rank, ov->type.shape), ov);
+            odt = DT_I64;
+        }
+        ov = sema_op1(S, IR_NEG, offloc, ov->type, ov);
+        o = sema_broadcast_ir(S, ov, shape, offloc);
+    } else {
+        o = sema_convert(S, off, odt, shape, offloc);
+    }
+    ir_value *pv = sema_broadcast_ir(S, p.v, shape, pa ? aloc : bloc);
+    if (!o || !pv) return sema_error();
+    return sema_value(sema_op2(S, IR_PTRADD, op_loc, pv->type, pv, o));
+}
+
+sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, ast_node *lhs, ast_node *rhs) {
+    if (a.kind == SV_ERROR || b.kind == SV_ERROR) return sema_error();
+    if (!sema_is_numeric(a) || !sema_is_numeric(b)) return invalid_operands(S, op, a, b, op_loc);
+    blk_loc aloc = node_loc(lhs, op_loc), bloc = node_loc(rhs, op_loc);
+    if (a.type.dtype == DT_PTR || b.type.dtype == DT_PTR) {
+        if (a.kind == SV_CONST || b.kind == SV_CONST) {
+            if (!S->fn) goto not_const;
+        }
+        if (a.kind == SV_VALUE || b.kind == SV_VALUE) {
+            if (a.kind == SV_CONST && a.type.dtype == DT_PTR) return invalid_operands(S, op, a, b, op_loc);
+            return pointer_binary(S, op, a, b, op_loc, lhs, rhs);
+        }
+        return invalid_operands(S, op, a, b, op_loc);
+    }
+    bool weak;
+    int dt = sema_promote(a, b, &weak);
+    if (dt < 0) return invalid_operands(S, op, a, b, op_loc);
+    blk_dtype t = (blk_dtype)dt;
+    switch (op) {
+    case TK_PLUS: case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_PERCENT:
+        if (t == DT_BOOL) return invalid_operands(S, op, a, b, op_loc);
+        break;
+    case TK_AMP: case TK_PIPE: case TK_CARET:
+        if (dtype_is_float(t)) return invalid_operands(S, op, a, b, op_loc);
+        break;
+    case TK_SHL: case TK_SHR:
+        if (!dtype_is_int(t)) return invalid_operands(S, op, a, b, op_loc);
+        break;
+    case TK_ANDAND: case TK_OROR:
+        if (a.type.dtype != DT_BOOL || b.type.dtype != DT_BOOL) {
+            diag_error(S->d, op_loc, "operator '%s' needs bool operands, got %s and %s", sema_op_str(op),
+                       sema_type_str(S, a), sema_type_str(S, b));
+            return sema_error();
+        }
+        break;
+    default:
+        if (!is_cmp(op)) return invalid_operands(S, op, a, b, op_loc);
+        break;
+    }
+    if (a.kind == SV_CONST && b.kind == SV_CONST) return fold_binary(S, op, a, b, t, weak, op_loc, aloc, bloc);
+    if (!S->fn) goto not_const;
+    if (weak) t = DT_F32; /* cannot happen: a weak pair is constant */
+    if (dtype_is_int(t) && (op == TK_SLASH || op == TK_PERCENT) && b.kind == SV_CONST && b.i == 0) {
+        diag_error(S->d, op_loc, "integer division by zero");
+        return sema_error();
+    }
+    ir_type shape;
+    if (!broadcast_pair(S, a, b, &shape, op_loc, lhs, rhs)) return sema_error();
+    ir_value *x = sema_convert(S, a, t, shape, aloc), *y = sema_convert(S, b, t, shape, bloc);
+    if (!x || !y) return sema_error();
+    if (is_cmp(op)) {
+        ir_inst *i = sema_inst(S, IR_CMP, op_loc, (ir_value *[]){x, y}, 2,
+                               (ir_type[]){ir_shaped(ir_scalar(DT_BOOL), shape.rank, shape.shape)}, 1, 0);
+        if (!i) return sema_error();
+        i->kind = cmp_kind(op);
+        return sema_value(i->results[0]);
+    }
+    return sema_value(sema_op2(S, arith_op(op), op_loc, x->type, x, y));
+not_const:
+    diag_error(S->d, op_loc, "expression is not a compile-time constant");
+    return sema_error();
+}
+
+/* ---- unary operators ---- */
+
+static sema_val unary(sema *S, ast_node *e) {
+    sema_val x = sema_expr(S, e->lhs);
+    if (x.kind == SV_ERROR) return x;
+    blk_loc loc = e->op_loc.file >= 0 && e->op_loc.len ? e->op_loc : e->loc;
+    int op = e->op;
+    blk_dtype t = (blk_dtype)x.type.dtype;
+    bool ok = sema_is_numeric(x) && t != DT_PTR;
+    if (op == TK_MINUS) ok = ok && t != DT_BOOL;
+    else if (op == TK_BANG) ok = ok && t == DT_BOOL;
+    else if (op == TK_TILDE) ok = ok && (t == DT_BOOL || dtype_is_int(t));
+    else ok = false;
+    if (!ok) {
+        diag_error(S->d, loc, "invalid operand to unary '%s': %s", sema_op_str(op), sema_type_str(S, x));
+        return sema_error();
+    }
+    if (x.kind == SV_CONST) {
+        if (t == DT_BOOL) return sema_bool_const(!x.i);
+        if (dtype_is_float(t)) return sema_float_const(t, x.weak, -x.f);
+        sema_i128 v = sema_const_i128(x), r = op == TK_MINUS ? -v : -v - 1;
+        if (x.weak) {
+            if (!fits(DT_I64, r) && !fits(DT_U64, r)) goto overflow;
+            return sema_weak_int(r);
+        }
+        if (op == TK_TILDE) return sema_int_const(t, false, (int64_t)r);
+        if (!fits(t, r)) goto overflow;
+        return sema_int_const(t, false, (int64_t)r);
+    overflow:
+        diag_error(S->d, loc, "integer overflow in constant expression: -%s does not fit in %s", const_str(S, x),
+                   x.weak ? "64 bits" : dtype_name(t));
+        return sema_error();
+    }
+    ir_op iop = op == TK_MINUS ? IR_NEG : (op == TK_BANG || t == DT_BOOL) ? IR_NOT : IR_BITNOT;
+    return sema_value(sema_op1(S, iop, loc, x.v->type, x.v));
+}
+
+/* ---- types ---- */
+
+bool sema_type_from_ast(sema *S, ast_node *t, ir_type *out) {
+    if (!t) return false;
+    switch (t->kind) {
+    case AST_NAME:
+    case AST_TYPE_SCALAR: {
+        int dt = t->name ? dtype_from_name(t->name) : -1;
+        if (dt < 0) {
+            diag_error(S->d, t->loc, "unknown type '%s'", t->name ? t->name : "?");
+            return false;
+        }
+        *out = ir_scalar((blk_dtype)dt);
+        return true;
+    }
+    case AST_TYPE_PTR: {
+        ir_type p;
+        if (!sema_type_from_ast(S, t->type, &p)) return false;
+        if (p.dtype == DT_PTR || p.rank > 0) {
+            diag_error(S->d, t->loc, "a pointer must point to a scalar type, not %s", sema_ir_type_str(S, p));
+            return false;
+        }
+        *out = ir_ptr((blk_dtype)p.dtype, t->is_const);
+        return true;
+    }
+    case AST_TYPE_BLOCK: {
+        ir_type e;
+        if (!sema_type_from_ast(S, t->type, &e)) return false;
+        if (e.rank > 0) {
+            diag_error(S->d, t->loc, "block of blocks");
+            return false;
+        }
+        if (t->args.len > IR_MAX_RANK) {
+            diag_error(S->d, t->loc, "a block has at most %d dimensions", IR_MAX_RANK);
+            return false;
+        }
+        int32_t dims[IR_MAX_RANK];
+        int64_t numel = 1;
+        for (int k = 0; k < t->args.len; k++) {
+            sema_val d = sema_expr(S, t->args.data[k]);
+            if (d.kind == SV_ERROR) return false;
+            if (!sema_is_const_int(d) || sema_const_i128(d) <= 0 || sema_const_i128(d) > IR_MAX_NUMEL) {
+                diag_error(S->d, t->args.data[k]->loc, "block dimension must be a positive compile-time integer");
+                return false;
+            }
+            dims[k] = (int32_t)d.i;
+            numel *= d.i;
+            if (numel > IR_MAX_NUMEL) return check_numel(S, ir_shaped(e, 1, (int32_t[]){IR_MAX_NUMEL + 1}), t->loc);
+        }
+        *out = ir_shaped(e, t->args.len, dims);
+        return true;
+    }
+    default:
+        diag_error(S->d, t->loc, "expected a type");
+        return false;
+    }
+}
+
+sema_val sema_check_annotation(sema *S, sema_val v, ir_type want, blk_loc loc, const char *what, const char *name) {
+    if (v.kind == SV_ERROR) return v;
+    const char *wants = sema_ir_type_str(S, want);
+    if (!sema_is_numeric(v)) goto mismatch;
+    if (v.kind == SV_CONST) {
+        if (want.dtype == DT_PTR) goto mismatch;
+        if (v.weak) {
+            if (!sema_const_convert(S, &v, (blk_dtype)want.dtype, loc)) return sema_error();
+        } else if (v.type.dtype != want.dtype) {
+            goto mismatch;
+        }
+        if (want.rank == 0) return v;
+        return sema_value(sema_convert(S, v, (blk_dtype)want.dtype, want, loc));
+    }
+    if (!ir_type_eq(ir_elem(v.v->type), ir_elem(want))) {
+        /* *T where *const T is wanted is fine: it only promises less */
+        if (!(want.dtype == DT_PTR && v.v->type.dtype == DT_PTR && v.v->type.pointee == want.pointee && want.ptr_const))
+            goto mismatch;
+    }
+    if (want.rank > 0 && !ir_shape_eq(v.v->type, want)) goto mismatch;
+    return v;
+mismatch:
+    diag_error(S->d, loc, "%s '%s' must be %s, got %s", what, name, wants, sema_type_str(S, v));
+    return sema_error();
+}
+
+/* ---- casts: x as T ---- */
+
+static bool castable(ir_type from, ir_type to) {
+    bool fp = from.dtype == DT_PTR, tp = to.dtype == DT_PTR;
+    if (fp && tp) return true;
+    if (fp) return to.dtype == DT_I64 || to.dtype == DT_U64;
+    if (tp) return from.dtype == DT_I64 || from.dtype == DT_U64;
+    return true;
+}
+
+static sema_val cast_expr(sema *S, ast_node *e) {
+    sema_val x = sema_expr(S, e->lhs);
+    ir_type to;
+    if (!sema_type_from_ast(S, e->type, &to) || x.kind == SV_ERROR) return sema_error();
+    blk_loc loc = e->op_loc.file >= 0 && e->op_loc.len ? e->op_loc : e->loc;
+    if (to.rank > 0) {
+        diag_error(S->d, e->type->loc, "'as' converts the element type; cast to %s, not a block type",
+                   dtype_name((blk_dtype)to.dtype));
+        return sema_error();
+    }
+    if (!sema_is_numeric(x)) {
+        diag_error(S->d, loc, "cannot cast %s to %s", sema_type_str(S, x), sema_ir_type_str(S, to));
+        return sema_error();
+    }
+    ir_type from = sema_type_of(x);
+    if (!castable(from, to) || (x.kind == SV_CONST && to.dtype == DT_PTR && !dtype_is_int(from.dtype))) {
+        diag_error(S->d, loc, "cannot cast %s to %s", sema_type_str(S, x), sema_ir_type_str(S, to));
+        return sema_error();
+    }
+    if (x.kind == SV_CONST && to.dtype != DT_PTR) return sema_const_cast(x, to);
+    if (!S->fn) {
+        diag_error(S->d, loc, "expression is not a compile-time constant");
+        return sema_error();
+    }
+    return sema_value(sema_cast_to(S, x, to, from, loc));
+}
+
+/* ---- indexing: x[:, None] ---- */
+
+static sema_val index_expr(sema *S, ast_node *e) {
+    sema_val x = sema_expr(S, e->lhs);
+    if (x.kind == SV_ERROR) return x;
+    if (!sema_is_numeric(x)) {
+        diag_error(S->d, e->loc, "cannot index a %s", sema_kind_name(x));
+        return sema_error();
+    }
+    int slices = 0, nones = 0;
+    for (int k = 0; k < e->args.len; k++) {
+        ast_node *s = e->args.data[k];
+        if (s->kind == AST_SLICE) slices++;
+        else if (s->kind == AST_NONE) nones++;
+        else {
+            diag_error(S->d, s->loc, "a subscript must be ':' or None (indexing only reshapes; index memory with "
+                       "pointer arithmetic and load)");
+            return sema_error();
+        }
+    }
+    ir_type t = sema_type_of(x);
+    if (slices != t.rank) {
+        diag_error(S->d, e->loc, "%s has %d dimension%s but the subscript has %d ':'", sema_type_str(S, x), t.rank,
+                   t.rank == 1 ? "" : "s", slices);
+        return sema_error();
+    }
+    if (t.rank + nones > IR_MAX_RANK) {
+        diag_error(S->d, e->loc, "a block has at most %d dimensions", IR_MAX_RANK);
+        return sema_error();
+    }
+    if (nones == 0) return x;
+    if (!S->fn) {
+        diag_error(S->d, e->loc, "expression is not a compile-time constant");
+        return sema_error();
+    }
+    ir_value *v = sema_materialize(S, x, e->lhs->loc);
+    if (t.rank == 0) { /* scalar[None, None]: a block of ones */
+        int32_t ones[IR_MAX_RANK] = {1, 1, 1, 1};
+        return sema_value(sema_op1(S, IR_SPLAT, e->loc, ir_shaped(v->type, nones, ones), v));
+    }
+    for (int k = 0, pos = 0; k < e->args.len; k++, pos++) {
+        if (e->args.data[k]->kind != AST_NONE) continue;
+        ir_type vt = v->type;
+        int32_t s[IR_MAX_RANK];
+        for (int d = 0, j = 0; d <= vt.rank; d++) s[d] = d == pos ? 1 : vt.shape[j++];
+        ir_type nt = ir_shaped(vt, vt.rank + 1, s);
+        ir_inst *i = sema_inst(S, IR_EXPAND_DIMS, e->args.data[k]->loc, &v, 1, &nt, 1, 0);
+        if (!i) return sema_error();
+        i->axis = pos;
+        v = i->results[0];
+    }
+    return sema_value(v);
+}
+
+/* ---- names, fields, calls ---- */
+
+static sema_val name_expr(sema *S, ast_node *e) {
+    sema_val v;
+    sema_binding *b = NULL;
+    if (sema_lookup(S, e->name, e->loc, &v, &b)) return v;
+    if (sema_builtin_value(e->name, &v)) return v;
+    if (sema_builtin_find(e->name)) {
+        diag_error(S->d, e->loc, "builtin '%s' can only be called", e->name);
+        return sema_error();
+    }
+    sema_report_undefined(S, e->name, e->loc);
+    return sema_error();
+}
+
+static sema_val field_expr(sema *S, ast_node *e) {
+    if (e->lhs && e->lhs->kind == AST_NAME) {
+        sema_val m;
+        sema_binding *b;
+        if (sema_lookup(S, e->lhs->name, e->lhs->loc, &m, &b) && m.kind == SV_MODULE) {
+            sema_item *it = sema_unit_lookup_item(S, m.unit, e->name);
+            if (!it || it->kind == ITEM_KERNEL) {
+                diag_error(S->d, e->loc, "module '%s' has no fn or const named '%s'", e->lhs->name, e->name);
+                return sema_error();
+            }
+            return sema_item_value(S, it, e->loc);
+        }
+    }
+    sema_val x = sema_expr(S, e->lhs);
+    if (x.kind == SV_ERROR) return x;
+    if (x.kind == SV_DESC && (strcmp(e->name, "load") == 0 || strcmp(e->name, "store") == 0))
+        diag_error(S->d, e->loc, "'%s' of a tensor descriptor must be called: d.%s(...)", e->name, e->name);
+    else
+        diag_error(S->d, e->loc, "%s has no field '%s'", sema_type_str(S, x), e->name);
+    return sema_error();
+}
+
+static sema_val call_expr(sema *S, ast_node *e) {
+    ast_node *callee = e->lhs;
+    sema_item *fn = NULL;
+    if (callee->kind == AST_NAME) {
+        sema_val v;
+        sema_binding *b = NULL;
+        if (sema_lookup(S, callee->name, callee->loc, &v, &b)) {
+            if (v.kind == SV_ERROR) return v;
+            if (v.kind != SV_FN) {
+                diag_error(S->d, callee->loc, "'%s' is a %s, not a fn", callee->name, sema_kind_name(v));
+                if (b) diag_note(S->d, b->loc, "'%s' is declared here", callee->name);
+                return sema_error();
+            }
+            fn = v.item;
+        } else {
+            const sema_builtin *bi = sema_builtin_find(callee->name);
+            if (bi) return sema_builtin_call(S, bi, e);
+            sema_report_undefined(S, callee->name, callee->loc);
+            for (int k = 0; k < e->args.len; k++) { /* still check the arguments */
+                ast_node *a = e->args.data[k];
+                sema_expr(S, a->kind == AST_NAMED_ARG ? a->lhs : a);
+            }
+            return sema_error();
+        }
+    } else if (callee->kind == AST_FIELD) {
+        sema_val obj;
+        if (callee->lhs->kind == AST_NAME) {
+            sema_binding *b;
+            if (sema_lookup(S, callee->lhs->name, callee->lhs->loc, &obj, &b) && obj.kind == SV_MODULE) {
+                sema_val f = field_expr(S, callee);
+                if (f.kind == SV_ERROR) return f;
+                if (f.kind != SV_FN) {
+                    diag_error(S->d, callee->loc, "'%s.%s' is not a fn", callee->lhs->name, callee->name);
+                    return sema_error();
+                }
+                fn = f.item;
+                goto user_fn;
+            }
+        }
+        obj = sema_expr(S, callee->lhs);
+        if (obj.kind == SV_ERROR) return obj;
+        if (obj.kind == SV_DESC) return sema_desc_method(S, obj, callee->name, e);
+        diag_error(S->d, callee->loc, "%s has no method '%s'", sema_type_str(S, obj), callee->name);
+        return sema_error();
+    } else {
+        diag_error(S->d, callee->loc, "this expression cannot be called");
+        return sema_error();
+    }
+user_fn:;
+    int n = e->args.len;
+    sema_val *args = ARENA_ARRAY(S->a, sema_val, n + 1);
+    ast_node **nodes = ARENA_ARRAY(S->a, ast_node *, n + 1);
+    const char **names = ARENA_ARRAY(S->a, const char *, n + 1);
+    if (!args || !nodes || !names) return sema_error();
+    bool bad = false;
+    for (int k = 0; k < n; k++) {
+        ast_node *a = e->args.data[k];
+        names[k] = a->kind == AST_NAMED_ARG ? a->name : NULL;
+        nodes[k] = a->kind == AST_NAMED_ARG ? a->lhs : a;
+        args[k] = sema_expr(S, nodes[k]);
+        if (args[k].kind == SV_ERROR) bad = true;
+    }
+    if (bad) return sema_error();
+    return sema_call_fn(S, fn, e, args, nodes, names, n);
+}
+
+static sema_val elems_expr(sema *S, ast_node *e, sema_kind kind) {
+    sema_val r = {.kind = kind, .n = e->args.len};
+    r.elems = ARENA_ARRAY(S->a, sema_val, e->args.len + 1);
+    if (!r.elems) return sema_error();
+    bool bad = false;
+    for (int k = 0; k < e->args.len; k++) {
+        r.elems[k] = sema_expr(S, e->args.data[k]);
+        if (r.elems[k].kind == SV_ERROR) bad = true;
+        else if (r.elems[k].kind == SV_VOID) {
+            diag_error(S->d, e->args.data[k]->loc, "this expression has no value");
+            bad = true;
+        }
+    }
+    return bad ? sema_error() : r;
+}
+
+/* `a && b`, `a || b`: a constant left side decides without the right side. */
+static sema_val logical_expr(sema *S, ast_node *e) {
+    sema_val a = sema_expr(S, e->lhs);
+    if (a.kind == SV_CONST && a.type.dtype == DT_BOOL) {
+        bool is_and = e->op == TK_ANDAND;
+        if ((is_and && !a.i) || (!is_and && a.i)) return a;
+        sema_val b = sema_expr(S, e->rhs);
+        if (b.kind == SV_ERROR) return b;
+        if (!sema_is_numeric(b) || b.type.dtype != DT_BOOL) return sema_binary(S, e->op, a, b, e->op_loc, e->lhs, e->rhs);
+        return b;
+    }
+    sema_val b = sema_expr(S, e->rhs);
+    return sema_binary(S, e->op, a, b, e->op_loc, e->lhs, e->rhs);
+}
+
+sema_val sema_expr(sema *S, ast_node *e) {
+    if (!e) return sema_error();
+    if (!sema_enter(S, e->loc)) return sema_error();
+    sema_val r;
+    switch (e->kind) {
+    case AST_INT:
+        if (e->int_overflow) {
+            diag_error(S->d, e->loc, "integer literal is too large (the limit is 2^64 - 1)");
+            r = sema_error();
+        } else {
+            r = sema_weak_int((sema_i128)e->ival);
+        }
+        break;
+    case AST_FLOAT: r = sema_float_const(DT_F32, true, e->fval); break;
+    case AST_BOOL: r = sema_bool_const(e->ival != 0); break;
+    case AST_STRING:
+        r = (sema_val){.kind = SV_STRING, .str = e->str ? e->str : "", .len = e->str_len};
+        break;
+    case AST_NONE: r = (sema_val){.kind = SV_NONE}; break;
+    case AST_NAME: r = name_expr(S, e); break;
+    case AST_UNARY: r = unary(S, e); break;
+    case AST_BINARY:
+        if (e->op == TK_ANDAND || e->op == TK_OROR) {
+            r = logical_expr(S, e);
+        } else {
+            sema_val a = sema_expr(S, e->lhs);
+            sema_val b = sema_expr(S, e->rhs);
+            r = sema_binary(S, e->op, a, b, e->op_loc.file >= 0 ? e->op_loc : e->loc, e->lhs, e->rhs);
+        }
+        break;
+    case AST_CAST: r = cast_expr(S, e); break;
+    case AST_CALL: r = call_expr(S, e); break;
+    case AST_FIELD: r = field_expr(S, e); break;
+    case AST_INDEX: r = index_expr(S, e); break;
+    case AST_TUPLE: r = elems_expr(S, e, SV_TUPLE); break;
+    case AST_LIST: r = elems_expr(S, e, SV_LIST); break;
+    case AST_TYPE_SCALAR:
+    case AST_TYPE_PTR:
+    case AST_TYPE_BLOCK: {
+        ir_type t;
+        r = sema_type_from_ast(S, e, &t) ? (sema_val){.kind = SV_DTYPE, .type = t} : sema_error();
+        break;
+    }
+    case AST_NAMED_ARG:
+        diag_error(S->d, e->loc, "a named argument is only allowed in a call");
+        r = sema_error();
+        break;
+    case AST_SLICE:
+        diag_error(S->d, e->loc, "':' is only allowed in a subscript");
+        r = sema_error();
+        break;
+    case AST_RECORD:
+        diag_error(S->d, e->loc, "a record {...} is only allowed in @autotune configs");
+        r = sema_error();
+        break;
+    default:
+        diag_error(S->d, e->loc, "expected an expression");
+        r = sema_error();
+        break;
+    }
+    sema_leave(S);
+    return r;
+}

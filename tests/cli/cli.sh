@@ -1,0 +1,51 @@
+#!/bin/sh
+# cli.sh BLKC — the blkc command line: exit codes, messages, hostile files.
+blkc=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+# expect STATUS PATTERN -- ARGS...: run blkc ARGS, check the exit status and
+# that stderr+stdout contains PATTERN (a fixed string; '' = anything).
+expect() {
+  want=$1; pat=$2; shift 3
+  "$blkc" "$@" > "$tmp/out" 2>&1; rc=$?
+  if [ "$rc" != "$want" ]; then
+    echo "FAIL: blkc $*: exit $rc, want $want"; cat "$tmp/out"; fail=1
+  elif [ -n "$pat" ] && ! grep -qF -- "$pat" "$tmp/out"; then
+    echo "FAIL: blkc $*: output lacks '$pat'"; cat "$tmp/out"; fail=1
+  fi
+}
+
+printf 'kernel k(x: *f32) { store(x, 1.0); }\n' > "$tmp/ok.blk"
+: > "$tmp/empty.blk"
+printf 'kernel k() {\0}\n' > "$tmp/nul.blk"
+printf 'kernel \377\376 k() {}\n' > "$tmp/utf8.blk"
+printf 'kernel k(const B: i32) { }\n' > "$tmp/needs_const.blk"
+i=0; : > "$tmp/deep.blk"; printf 'kernel k(x: *f32) { store(x, ' >> "$tmp/deep.blk"
+while [ $i -lt 3000 ]; do printf '(' >> "$tmp/deep.blk"; i=$((i + 1)); done
+printf '1.0\n' >> "$tmp/deep.blk"
+
+expect 0 'usage: blkc' -- --help
+expect 0 'blkc ' -- --version
+expect 2 'no input file' --
+expect 2 "unknown option '--bogus'" -- --bogus "$tmp/ok.blk"
+expect 2 'more than one input file' -- "$tmp/ok.blk" "$tmp/ok.blk"
+expect 2 'expected NAME=VALUE' -- -D FOO "$tmp/ok.blk"
+expect 2 "not a number or bool" -- -D B=abc "$tmp/needs_const.blk"
+expect 2 "unknown --emit kind" -- --emit=nonsense "$tmp/ok.blk"
+expect 2 "unknown pass 'nopass'" -- --emit=ir-after=nopass "$tmp/ok.blk"
+expect 1 "cannot read '$tmp/missing.blk'" -- "$tmp/missing.blk"
+expect 1 'is a directory' -- "$tmp"
+expect 0 '' -- --emit=ir "$tmp/empty.blk"
+expect 0 'kernel @k' -- --emit=ir "$tmp/ok.blk"
+expect 0 '' -- --emit=ir -o "$tmp/ok.ir" "$tmp/ok.blk"
+grep -q 'kernel @k' "$tmp/ok.ir" || { echo "FAIL: -o did not write the IR"; fail=1; }
+expect 1 "cannot write '$tmp/no/such/dir/x.ir'" -- --emit=ir -o "$tmp/no/such/dir/x.ir" "$tmp/ok.blk"
+expect 1 'nul.blk:1:13: error:' -- "$tmp/nul.blk"
+expect 1 'utf8.blk:1:8: error:' -- "$tmp/utf8.blk"
+expect 1 "needs_const.blk:1:16: error:" -- "$tmp/needs_const.blk"
+expect 0 'kernel @k' -- -D B=64 "$tmp/needs_const.blk"
+expect 1 'nesting too deep' -- "$tmp/deep.blk"
+expect 0 "k" -- --emit=tokens "$tmp/ok.blk"
+expect 0 "kernel" -- --emit=ast "$tmp/ok.blk"
+exit $fail
