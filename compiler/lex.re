@@ -273,6 +273,8 @@ int lex_scan(blk_diag *d, int file, uint32_t *pos, blk_loc *tok) {
     const unsigned char *p = base + (*pos < src->size ? *pos : src->size);
     const unsigned char *q = p, *start;
     int kind;
+    /* A UTF-8 byte order mark some editors write is not part of the program. */
+    if (p == base && src->size >= 3 && memcmp(base, "\xEF\xBB\xBF", 3) == 0) p += 3;
 
     for (;;) {
         start = p;

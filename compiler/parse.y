@@ -599,9 +599,19 @@ static bool is_continuation(int k) {
     case TK_OROR: case TK_ANDAND: case TK_PIPE: case TK_CARET: case TK_AMP: case TK_EQ: case TK_NE:
     case TK_LT: case TK_LE: case TK_GT: case TK_GE: case TK_SHL: case TK_SHR: case TK_PLUS:
     case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_PERCENT: case TK_AS: case TK_LPAREN:
-    case TK_LBRACKET: case TK_DOT: case TK_ASSIGN: case TK_PLUSEQ: case TK_MINUSEQ: case TK_STAREQ:
-    case TK_SLASHEQ: case TK_PERCENTEQ: case TK_AMPEQ: case TK_PIPEEQ: case TK_CARETEQ: case TK_SHLEQ:
-    case TK_SHREQ:
+    case TK_LBRACKET: case TK_DOT:
+        return true;
+    }
+    return false;
+}
+
+/* '=' and '+=' ... : after an expression they would make it an assignment
+ * (or a named argument), which is not what a user who forgot a ';' or ','
+ * wants to hear; after `let x` or `const X` the '=' is the point. */
+static bool is_assign_op(int k) {
+    switch (k) {
+    case TK_ASSIGN: case TK_PLUSEQ: case TK_MINUSEQ: case TK_STAREQ: case TK_SLASHEQ: case TK_PERCENTEQ:
+    case TK_AMPEQ: case TK_PIPEEQ: case TK_CARETEQ: case TK_SHLEQ: case TK_SHREQ:
         return true;
     }
     return false;
@@ -619,17 +629,17 @@ static bool starts_expr(int k) {
 static bool parser_accepts(yyParser *p, int tok) {
     YYACTIONTYPE over[64];
     int nover = 0;
-    yyStackEntry *real = p->yytos;
+    long real = p->yytos - p->yystack; /* top of the real stack still in use */
     for (int steps = 0; steps < 4096; steps++) {
-        YYACTIONTYPE st = nover ? over[nover - 1] : real->stateno;
+        YYACTIONTYPE st = nover ? over[nover - 1] : p->yystack[real].stateno;
         YYACTIONTYPE act = yy_find_shift_action((YYCODETYPE)tok, st);
         if (act >= YY_MIN_REDUCE) {
             unsigned rule = act - YY_MIN_REDUCE;
             int pop = -yyRuleInfoNRhs[rule];
             for (; pop > 0 && nover > 0; pop--) nover--;
-            if (real - pop < p->yystack) return false;
+            if (real - pop < 0) return false;
             real -= pop;
-            YYACTIONTYPE top = nover ? over[nover - 1] : real->stateno;
+            YYACTIONTYPE top = nover ? over[nover - 1] : p->yystack[real].stateno;
             if (nover == (int)(sizeof over / sizeof over[0])) return false;
             over[nover++] = yy_find_reduce_action(top, yyRuleInfoLhs[rule]);
         } else if (act <= YY_MAX_SHIFTREDUCE) {
@@ -668,6 +678,7 @@ static const char *name_phrase(int prev) {
     return "a name";
 }
 
+/* The keywords are declared in one %token run, KERNEL first, NONE last. */
 static bool is_keyword(int k) { return k >= TK_KERNEL && k <= TK_NONE; }
 
 /* %syntax_error: say what was expected, in the terms a user thinks in.
@@ -685,9 +696,10 @@ static void parse_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc 
     bool had_ident = e[TK_IDENT];
     /* A type may start here: '*' is then a pointer, not a continuation. */
     bool type_pos = e[TK_IDENT] && e[TK_STAR] && !e[TK_INT];
+    bool after_expr = e[TK_PLUS];
     if (other)
         for (int t = 0; t < YYNTOKEN; t++)
-            if (is_continuation(t)) e[t] = false;
+            if (is_continuation(t) || (after_expr && is_assign_op(t))) e[t] = false;
 
     bool eof = major == 0;
     blk_loc after_prev = ps->prev.file >= 0 ? (blk_loc){ps->file, ps->prev.off + ps->prev.len, 0} : tok;
@@ -707,11 +719,13 @@ static void parse_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc 
         return;
     }
     /* A missing ')' ']' '}': at end of file, before the next item, or where
-     * only it (or a ',') could come. */
+     * only it or a ',' could come (in a parameter list, also the ':' or '='
+     * of the parameter just read, which are not worth listing). */
     if (inner && closer > 0 && e[closer]) {
         bool only = true;
         for (int t = 0; t < YYNTOKEN; t++)
-            if (e[t] && t != closer && t != TK_COMMA) only = false;
+            if (e[t] && t != closer && t != TK_COMMA && !(e[TK_COMMA] && (t == TK_COLON || t == TK_ASSIGN)))
+                only = false;
         if (eof || major == TK_KERNEL || major == TK_FN || major == TK_IMPORT || only) {
             if (e[TK_COMMA] && only)
                 diag_error(ps->diag, at, "expected ',' or '%c'%s", bracket_char(closer), at_end);
@@ -749,10 +763,15 @@ static void parse_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc 
                        : ps->prev_kind == TK_WHILE ? "a condition after 'while'" : "an expression";
             for (int t = 0; t < YYNTOKEN; t++)
                 if (starts_expr(t)) e[t] = false;
+            e[TK_LBRACE] = false; /* a record: only attributes use them */
         }
         if (type_pos) {
             parts[n++] = ps->prev_kind == TK_AS ? "a type after 'as'" : "a type";
-            e[TK_IDENT] = e[TK_STAR] = false;
+            e[TK_IDENT] = e[TK_STAR] = e[TK_CONST] = false;
+        }
+        if (e[TK_IDENT] && e[TK_CONST]) {
+            parts[n++] = "a parameter";
+            e[TK_IDENT] = e[TK_CONST] = false;
         }
         if (e[TK_IDENT]) {
             parts[n++] = name_phrase(ps->prev_kind);

@@ -1095,8 +1095,7 @@ static sema_val b_dot(sema *S, ast_node *call, ast_node **a, const sema_builtin 
         }
     }
     blk_dtype ta = (blk_dtype)x.type.dtype, tb = (blk_dtype)y.type.dtype;
-    bool both_f8 = (ta == DT_F8E4M3 || ta == DT_F8E5M2) && (tb == DT_F8E4M3 || tb == DT_F8E5M2);
-    if (ta != tb && !both_f8) {
+    if (ta != tb) {
         diag_error(S->d, a[1]->loc, "the operands of 'dot' must have the same dtype, got %s and %s", dtype_name(ta),
                    dtype_name(tb));
         return sema_error();

@@ -20,6 +20,10 @@
 
 #include "sema_internal.h"
 
+/* The expression walk recurses through these; kept out of line so that
+ * sema_expr's own frame stays small (deep expressions, small stacks). */
+#define NOINLINE __attribute__((noinline))
+
 /* ---- value constructors ---- */
 
 sema_val sema_error(void) { return (sema_val){.kind = SV_ERROR}; }
@@ -667,7 +671,7 @@ not_const:
 
 /* ---- unary operators ---- */
 
-static sema_val unary(sema *S, ast_node *e) {
+NOINLINE static sema_val unary(sema *S, ast_node *e) {
     sema_val x = sema_expr(S, e->lhs);
     if (x.kind == SV_ERROR) return x;
     blk_loc loc = e->op_loc.file >= 0 && e->op_loc.len ? e->op_loc : e->loc;
@@ -796,7 +800,7 @@ static bool castable(ir_type from, ir_type to) {
     return true;
 }
 
-static sema_val cast_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val cast_expr(sema *S, ast_node *e) {
     sema_val x = sema_expr(S, e->lhs);
     ir_type to;
     if (!sema_type_from_ast(S, e->type, &to) || x.kind == SV_ERROR) return sema_error();
@@ -825,7 +829,7 @@ static sema_val cast_expr(sema *S, ast_node *e) {
 
 /* ---- indexing: x[:, None] ---- */
 
-static sema_val index_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val index_expr(sema *S, ast_node *e) {
     sema_val x = sema_expr(S, e->lhs);
     if (x.kind == SV_ERROR) return x;
     if (!sema_is_numeric(x)) {
@@ -879,7 +883,7 @@ static sema_val index_expr(sema *S, ast_node *e) {
 
 /* ---- names, fields, calls ---- */
 
-static sema_val name_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val name_expr(sema *S, ast_node *e) {
     sema_val v;
     sema_binding *b = NULL;
     if (sema_lookup(S, e->name, e->loc, &v, &b)) return v;
@@ -892,7 +896,7 @@ static sema_val name_expr(sema *S, ast_node *e) {
     return sema_error();
 }
 
-static sema_val field_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val field_expr(sema *S, ast_node *e) {
     if (e->lhs && e->lhs->kind == AST_NAME) {
         sema_val m;
         sema_binding *b;
@@ -914,7 +918,7 @@ static sema_val field_expr(sema *S, ast_node *e) {
     return sema_error();
 }
 
-static sema_val call_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val call_expr(sema *S, ast_node *e) {
     ast_node *callee = e->lhs;
     sema_item *fn = NULL;
     if (callee->kind == AST_NAME) {
@@ -980,7 +984,7 @@ user_fn:;
     return sema_call_fn(S, fn, e, args, nodes, names, n);
 }
 
-static sema_val elems_expr(sema *S, ast_node *e, sema_kind kind) {
+NOINLINE static sema_val elems_expr(sema *S, ast_node *e, sema_kind kind) {
     sema_val r = {.kind = kind, .n = e->args.len};
     r.elems = ARENA_ARRAY(S->a, sema_val, e->args.len + 1);
     if (!r.elems) return sema_error();
@@ -997,7 +1001,7 @@ static sema_val elems_expr(sema *S, ast_node *e, sema_kind kind) {
 }
 
 /* `a && b`, `a || b`: a constant left side decides without the right side. */
-static sema_val logical_expr(sema *S, ast_node *e) {
+NOINLINE static sema_val logical_expr(sema *S, ast_node *e) {
     sema_val a = sema_expr(S, e->lhs);
     if (a.kind == SV_CONST && a.type.dtype == DT_BOOL) {
         bool is_and = e->op == TK_ANDAND;
@@ -1009,6 +1013,18 @@ static sema_val logical_expr(sema *S, ast_node *e) {
     }
     sema_val b = sema_expr(S, e->rhs);
     return sema_binary(S, e->op, a, b, e->op_loc, e->lhs, e->rhs);
+}
+
+NOINLINE static sema_val type_expr(sema *S, ast_node *e) {
+    ir_type t;
+    return sema_type_from_ast(S, e, &t) ? (sema_val){.kind = SV_DTYPE, .type = t} : sema_error();
+}
+
+NOINLINE static sema_val binary_expr(sema *S, ast_node *e) {
+    if (e->op == TK_ANDAND || e->op == TK_OROR) return logical_expr(S, e);
+    sema_val a = sema_expr(S, e->lhs);
+    sema_val b = sema_expr(S, e->rhs);
+    return sema_binary(S, e->op, a, b, e->op_loc.file >= 0 ? e->op_loc : e->loc, e->lhs, e->rhs);
 }
 
 sema_val sema_expr(sema *S, ast_node *e) {
@@ -1032,15 +1048,7 @@ sema_val sema_expr(sema *S, ast_node *e) {
     case AST_NONE: r = (sema_val){.kind = SV_NONE}; break;
     case AST_NAME: r = name_expr(S, e); break;
     case AST_UNARY: r = unary(S, e); break;
-    case AST_BINARY:
-        if (e->op == TK_ANDAND || e->op == TK_OROR) {
-            r = logical_expr(S, e);
-        } else {
-            sema_val a = sema_expr(S, e->lhs);
-            sema_val b = sema_expr(S, e->rhs);
-            r = sema_binary(S, e->op, a, b, e->op_loc.file >= 0 ? e->op_loc : e->loc, e->lhs, e->rhs);
-        }
-        break;
+    case AST_BINARY: r = binary_expr(S, e); break;
     case AST_CAST: r = cast_expr(S, e); break;
     case AST_CALL: r = call_expr(S, e); break;
     case AST_FIELD: r = field_expr(S, e); break;
@@ -1049,11 +1057,7 @@ sema_val sema_expr(sema *S, ast_node *e) {
     case AST_LIST: r = elems_expr(S, e, SV_LIST); break;
     case AST_TYPE_SCALAR:
     case AST_TYPE_PTR:
-    case AST_TYPE_BLOCK: {
-        ir_type t;
-        r = sema_type_from_ast(S, e, &t) ? (sema_val){.kind = SV_DTYPE, .type = t} : sema_error();
-        break;
-    }
+    case AST_TYPE_BLOCK: r = type_expr(S, e); break;
     case AST_NAMED_ARG:
         diag_error(S->d, e->loc, "a named argument is only allowed in a call");
         r = sema_error();

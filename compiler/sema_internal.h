@@ -174,8 +174,8 @@ typedef struct {
 } sema;
 
 enum {
-    SEMA_MAX_DEPTH = 1200,       /* nested expressions, statements and calls */
-    SEMA_MAX_INSTS = 2000000,    /* IR instructions per compilation */
+    SEMA_MAX_DEPTH = 1000,       /* nested expressions, statements and calls */
+    SEMA_MAX_INSTS = 500000,     /* IR instructions per compilation (about 160 MB of IR) */
 };
 
 /* ---- sema.c ---- */

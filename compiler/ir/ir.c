@@ -129,9 +129,12 @@ void ir_replace_uses(ir_region *r, ir_value *from, ir_value *to) {
 }
 
 static void number_region(ir_region *r, int *next) {
-    for (int k = 0; k < r->args.len; k++) r->args.data[k]->id = (*next)++;
+    if (!r) return;
+    for (int k = 0; k < r->args.len; k++)
+        if (r->args.data[k]) r->args.data[k]->id = (*next)++;
     for (ir_inst *i = r->first; i; i = i->next) {
-        for (int k = 0; k < i->num_results; k++) i->results[k]->id = (*next)++;
+        for (int k = 0; k < i->num_results; k++)
+            if (i->results[k]) i->results[k]->id = (*next)++;
         for (int k = 0; k < i->num_regions; k++) number_region(i->regions[k], next);
     }
 }
@@ -143,6 +146,7 @@ int ir_number_values(ir_func *f) {
 }
 
 static void count_region(ir_region *r, int *uses, int n) {
+    if (!r) return;
     for (ir_inst *i = r->first; i; i = i->next) {
         for (int k = 0; k < i->num_operands; k++) {
             ir_value *v = i->operands[k];

@@ -345,7 +345,8 @@ static void check_reduction(verifier *V, const ir_inst *i) {
     case IR_REDUCE:
         if (i->kind < IR_RED_SUM || i->kind > IR_RED_XOR_SUM) fail(V, i, "bad reduction kind %d", i->kind);
         else if (i->kind == IR_RED_XOR_SUM && !is_int(a)) fail(V, i, "xor_sum of %s", tstr(a, b1));
-        else if (!is_int(a) && !is_float(a)) fail(V, i, "reduction of %s", tstr(a, b1));
+        else if (!is_int(a) && !is_float(a) && !(is_bool(a) && (i->kind == IR_RED_MAX || i->kind == IR_RED_MIN)))
+            fail(V, i, "reduction of %s", tstr(a, b1));
         expect_type(V, i, "result", rty(i, 0), drop_axis(a, i->axis));
         break;
     case IR_ARGREDUCE:
@@ -367,7 +368,7 @@ static void check_reduction(verifier *V, const ir_inst *i) {
         check_combine_region(V, i);
         break;
     case IR_SORT:
-        if (!is_int(a) && !is_float(a)) fail(V, i, "sort of %s", tstr(a, b1));
+        if (is_ptr(a)) fail(V, i, "sort of %s", tstr(a, b1));
         expect_type(V, i, "result", rty(i, 0), a);
         break;
     case IR_TOPK: {

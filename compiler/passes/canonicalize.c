@@ -460,13 +460,14 @@ static bool removable(const use_counts *u, const ir_inst *i) {
 /* The terminators that pass values to the next iteration or out of `loop`:
  * its body's final yield/continue/break and every break/continue ending a
  * region of an if nested (through ifs only) in the body. */
-static void collect_loop_exits(blk_arena *a, ir_region *r, bool top, void *vec) {
-    VEC(ir_inst *) *exits = vec;
+typedef VEC(ir_inst *) inst_vec;
+
+static void collect_loop_exits(blk_arena *a, ir_region *r, bool top, inst_vec *exits) {
     ir_inst *t = r->last;
     if (t && (t->op == IR_BREAK || t->op == IR_CONTINUE || (top && t->op == IR_YIELD))) VEC_PUSH(a, *exits, t);
     for (ir_inst *j = r->first; j; j = j->next)
         if (j->op == IR_IF)
-            for (int k = 0; k < j->num_regions; k++) collect_loop_exits(a, j->regions[k], false, vec);
+            for (int k = 0; k < j->num_regions; k++) collect_loop_exits(a, j->regions[k], false, exits);
 }
 
 static void remove_operand(ir_inst *i, int k) {
@@ -481,7 +482,7 @@ static void remove_dead_carried(canon *C, use_counts *u, ir_inst *loop) {
     ir_region *body = loop->regions[0];
     int ncarried = loop->num_operands - 3;
     if (ncarried == 0 || loop->num_results != ncarried || body->args.len != ncarried + 1) return;
-    VEC(ir_inst *) exits = {0};
+    inst_vec exits = {0};
     collect_loop_exits(C->arena, body, true, &exits);
     for (int j = 0; j < exits.len; j++)
         if (exits.data[j]->num_operands != ncarried) return;

@@ -496,6 +496,10 @@ static void test_diagnostics(void) {
                   "6:12: error: expected ';' after statement\n");
     expect_errors("fn f() { let x = 1; }\nfn g() { let y = ; }\nkernel k(a) { }\n",
                   "2:18: error: expected an expression\n3:10: error: kernel parameter 'a' needs a type\n");
+    expect_errors("fn f() { let x 5; }", "1:16: error: expected ':' or '='\n");
+    expect_errors("kernel k(x: *f32 y: i32) { }", "1:18: error: expected ',' or ')'\n");
+    expect_errors("kernel k(const B: i32 4) { }", "1:23: error: expected ',' or ')'\n");
+    expect_errors("fn f() { let x = [1 2]; }", "1:21: error: expected ',' or ']'\n");
     expect_errors("fn f() { x[0] = 1; }", "1:10: error: left side of '=' must be a variable name\n");
     expect_errors("fn f() { let x = {a = 1}; }", "1:18: error: expected an expression\n");
     expect_errors("fn f() { g(x = {a = 1}); }", "1:16: error: a record '{...}' is only allowed in attribute arguments\n");

@@ -125,6 +125,21 @@ static void test_nesting(void) {
     r = run_str(s, "nested too deeply");
     CHECK(!r.module && r.nerrors == 1);
     free(s);
+    /* Prefix runs that restart inside each paren stay under the bracket
+     * limit but not under the parser's stack: a located error too. */
+    blk_strbuf b;
+    sb_init(&b);
+    sb_puts(&b, "fn f() { let x = ");
+    for (int i = 0; i < 240; i++) {
+        for (int k = 0; k < 250 - i; k++) sb_putc(&b, '-');
+        sb_putc(&b, '(');
+    }
+    sb_putc(&b, '1');
+    for (int i = 0; i < 240; i++) sb_putc(&b, ')');
+    sb_puts(&b, "; }");
+    r = run_str(sb_str(&b), "nesting too deep for the parser");
+    CHECK(!r.module && r.nerrors == 1);
+    sb_free(&b);
     /* ... while a long flat list is fine: 100000 arguments, 20000 statements. */
     s = repeat("fn f() { g(0", ", 1", 100000, "", "", "); }");
     r = run_str(s, NULL);
