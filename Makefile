@@ -14,7 +14,7 @@ BUILD ?= build
 endif
 PACKAGES = llvm-22-dev llvm-22-tools re2c lemon cmake
 
-.PHONY: all deps configure build test main clean
+.PHONY: all deps configure build test main clean fuzz
 
 all: build main
 
@@ -53,3 +53,11 @@ test: build
 
 clean:
 	rm -rf build build-asan
+
+# Bounded libFuzzer campaign (tests/fuzz/, docs/reliability.md): clang build
+# with ASan+UBSan in build-fuzz/, then each target for FUZZ_SECONDS.
+FUZZ_SECONDS ?= 60
+fuzz: | deps
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DBLK_FUZZ=ON >/dev/null
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_parse fuzz_frontend fuzz_interp blkc
+	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=build-fuzz sh tests/fuzz/campaign.sh

@@ -22,7 +22,7 @@ typedef enum {
     AST_BOOL,       /* ival 0/1 */
     AST_NONE,       /* None (in x[:, None]) */
     AST_NAME,       /* name */
-    AST_UNARY,      /* op ('-', '!', '~'), lhs */
+    AST_UNARY,      /* op (TK_MINUS, TK_BANG, TK_TILDE), lhs */
     AST_BINARY,     /* op (TK_ token of the operator), lhs, rhs, op_loc */
     AST_CAST,       /* lhs = expr, type = target type        x as T */
     AST_CALL,       /* lhs = callee (NAME, or FIELD for d.load(...)), args (may hold AST_NAMED_ARG) */

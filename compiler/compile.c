@@ -33,6 +33,8 @@ blkc_ctx *blkc_new(void) {
     sb_init(&c->emit);
     sb_init(&c->sema_ir);
     sb_init(&c->pass_dumps);
+    c->target = tgt_default();
+    cg_output_init(&c->cg);
     return c;
 }
 
@@ -42,6 +44,7 @@ void blkc_free(blkc_ctx *c) {
     sb_free(&c->emit);
     sb_free(&c->sema_ir);
     sb_free(&c->pass_dumps);
+    cg_output_free(&c->cg);
     arena_free(c->arena);
 }
 
@@ -53,6 +56,15 @@ void blkc_set_opt_level(blkc_ctx *c, int level) { c->opt_level = level < 0 ? 0 :
 void blkc_set_verify_each(blkc_ctx *c, int on) { c->verify_each = on != 0; }
 void blkc_set_max_errors(blkc_ctx *c, int n) { c->diag.max_errors = n > 0 ? n : 1; }
 void blkc_set_werror(blkc_ctx *c, int on) { c->diag.werror = on != 0; }
+blk_status blkc_set_arch(blkc_ctx *c, const char *arch) {
+    const tgt_target *t = tgt_lookup(arch);
+    if (!t) {
+        diag_error(&c->diag, LOC_NONE, "unknown GPU arch '%s' (known: %s)", arch ? arch : "(null)", tgt_known_list());
+        return BLK_ERR_USAGE;
+    }
+    c->target = t;
+    return BLK_OK;
+}
 void blkc_set_dump_after(blkc_ctx *c, const char *pass) { c->dump_after = pass ? arena_strdup(c->arena, pass) : NULL; }
 const char *blkc_diagnostics(const blkc_ctx *c) { return sb_str(&c->diag.out); }
 int blkc_error_count(const blkc_ctx *c) { return c->diag.nerrors; }
@@ -244,7 +256,16 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
     sb_free(&c->emit);
     if (strcmp(what, "tokens") == 0 || strcmp(what, "ast") == 0) {
         if (!c->units.len) return NULL;
-        if (what[0] == 't') lex_dump(&c->emit, &c->diag, c->units.data[0].file);
+        if (what[0] == 't') {
+            /* The parse already reported any lexical errors: lex again into a
+             * scratch diagnostics context so they are not repeated. */
+            blk_diag scratch;
+            const blk_source *src = &c->diag.files.data[c->units.data[0].file];
+            diag_init(&scratch, c->arena);
+            int f = diag_add_file(&scratch, src->path, src->text, src->size);
+            lex_dump(&c->emit, &scratch, f);
+            diag_fini(&scratch);
+        }
         else if (c->units.data[0].ast) ast_print(&c->emit, c->units.data[0].ast, 0);
         else return NULL;
         return sb_str(&c->emit);
@@ -257,6 +278,19 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
     if (strncmp(what, "ir-after=", 9) == 0) {
         if (!c->ir || !c->dump_after || strcmp(what + 9, c->dump_after) != 0) return NULL;
         return sb_str(&c->pass_dumps);
+    }
+    if (strcmp(what, "ptx") == 0 || strcmp(what, "llvm") == 0 || strcmp(what, "meta") == 0) {
+        if (!c->ir) return NULL;
+        bool llvm = what[0] == 'l';
+        if (!c->cg_done || (llvm && !c->cg_llvm)) {
+            cg_output_free(&c->cg);
+            cg_output_init(&c->cg);
+            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &c->cg);
+            c->cg_done = true;
+            c->cg_llvm = llvm;
+        }
+        if (c->cg_errors) return NULL;
+        return sb_str(llvm ? &c->cg.llvm : what[0] == 'p' ? &c->cg.ptx : &c->cg.meta);
     }
     diag_error(&c->diag, LOC_NONE, "unknown --emit kind '%s'", what);
     return NULL;

@@ -14,7 +14,9 @@
 #include "ast.h"
 #include "blk/blkc.h"
 #include "diag.h"
+#include "codegen/codegen.h"
 #include "ir/ir.h"
+#include "target/target.h"
 
 typedef struct {
     const char *name;
@@ -54,6 +56,10 @@ struct blkc_ctx {
     blk_strbuf sema_ir;        /* IR as sema produced it (for ir-after=sema) */
     blk_strbuf pass_dumps;     /* ir-after=PASS requested before build */
     const char *dump_after;    /* pass name to dump, or NULL */
+    const tgt_target *target;  /* blkc_set_arch; default tgt_default() */
+    bool cg_done, cg_llvm;     /* codegen ran (with LLVM IR text kept) */
+    int cg_errors;
+    cg_output cg;              /* PTX / LLVM IR / metadata */
 };
 
 /* Load (once) a source file for an import written in unit `from` at `loc`:

@@ -20,6 +20,17 @@
  * Literal values are decoded later, by the parser's actions, with
  * lex_int_value / lex_float_value / lex_string_value below; the scanner has
  * already checked that the text is well formed.
+ *
+ * Literals (where LANGUAGE.md leaves a choice):
+ *   integers  42  0x2A  0b101  1_000_000   underscores may follow any digit;
+ *             a value over u64 saturates with int_overflow set (sema reports)
+ *   floats    1.0  1e-5  .5  2.  1_000.25  a '.' or an exponent makes a float;
+ *             one that overflows f64 is an error here
+ *   strings   "..." on one line; escapes \n \t \r \0 \\ \" \'; other bytes,
+ *             UTF-8 or not, are kept as they are
+ * A number run into letters (123abc, 1.5f, 0x, 0b12) is one error, not a
+ * number and a name. Comments may hold any bytes. A UTF-8 byte order mark
+ * at the start of the file is skipped.
  */
 #include "front.h"
 #include "parse.h"

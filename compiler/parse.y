@@ -14,6 +14,13 @@
 // Records `{ name = value }` are values only after `name =` in an argument
 // list or inside a list, so `if x {` is never ambiguous; a record outside an
 // attribute is rejected after parsing (parse_check_tree).
+//
+// Also accepted: a trailing ',' in parameter, argument, list and record
+// lists; `;` alone as an empty statement (no node), also between items.
+// Attributes go on kernels and on for loops. Rejected here rather than in
+// sema because they are about form: a default on a non-const parameter, a
+// kernel parameter without a type, a kernel return type, a for loop over
+// something other than a call, an assignment to anything but a name.
 
 %name Parser
 %token_prefix TK_

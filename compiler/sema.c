@@ -840,6 +840,17 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
         diag_error(S->d, vloc, "the value of const parameter '%s' must be a compile-time constant", p->name);
         goto fail;
     }
+    if (typed && d) { /* a -D value: say which define does not fit */
+        blk_dtype dt = (blk_dtype)t.dtype;
+        bool ok = dt == DT_BOOL ? d->is_bool
+                : dtype_is_float(dt) ? !d->is_bool
+                : !d->is_bool && !d->is_float && sema_fits(dt, (sema_i128)d->ival);
+        if (!ok) {
+            diag_error(S->d, vloc, "-D %s does not give a valid %s for const parameter '%s'", p->name,
+                       dtype_name(dt), p->name);
+            goto fail;
+        }
+    }
     if (typed) {
         if (v.type.dtype != t.dtype && !v.weak) {
             diag_error(S->d, vloc, "const parameter '%s' is declared %s, got %s", p->name, dtype_name((blk_dtype)t.dtype),

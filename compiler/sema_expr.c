@@ -34,7 +34,7 @@ sema_val sema_value(ir_value *v) {
     return (sema_val){.kind = SV_VALUE, .v = v, .type = v->type};
 }
 
-static bool fits(blk_dtype t, sema_i128 x) {
+bool sema_fits(blk_dtype t, sema_i128 x) {
     if (t == DT_BOOL) return x == 0 || x == 1;
     int bits = dtype_bits(t);
     if (dtype_is_unsigned(t)) return x >= 0 && x <= (((sema_i128)1 << bits) - 1);
@@ -65,7 +65,7 @@ sema_val sema_float_const(blk_dtype t, bool weak, double v) {
 sema_val sema_bool_const(bool b) { return (sema_val){.kind = SV_CONST, .type = ir_scalar(DT_BOOL), .i = b}; }
 
 sema_val sema_weak_int(sema_i128 v) {
-    blk_dtype t = fits(DT_I32, v) ? DT_I32 : fits(DT_I64, v) ? DT_I64 : DT_U64;
+    blk_dtype t = sema_fits(DT_I32, v) ? DT_I32 : sema_fits(DT_I64, v) ? DT_I64 : DT_U64;
     sema_val r = {.kind = SV_CONST, .weak = true, .type = ir_scalar(t)};
     r.i = (int64_t)(uint64_t)v;
     return r;
@@ -238,7 +238,7 @@ bool sema_const_convert(sema *S, sema_val *v, blk_dtype t, blk_loc loc) {
     if (v->weak && dtype_is_int(v->type.dtype)) {
         sema_i128 x = sema_const_i128(*v);
         if (dtype_is_int(t) || t == DT_BOOL) {
-            if (!fits(t, x)) {
+            if (!sema_fits(t, x)) {
                 diag_error(S->d, loc, "integer constant %s does not fit in %s", const_str(S, *v), dtype_name(t));
                 return false;
             }
@@ -469,10 +469,10 @@ static sema_val fold_int(sema *S, int op, sema_val a, sema_val b, blk_dtype t, b
     default: break;
     }
     if (weak) {
-        if (!fits(DT_I64, r) && !fits(DT_U64, r)) return overflow(S, loc, a, b, op, tname);
+        if (!sema_fits(DT_I64, r) && !sema_fits(DT_U64, r)) return overflow(S, loc, a, b, op, tname);
         return sema_weak_int(r);
     }
-    if (!fits(t, r)) {
+    if (!sema_fits(t, r)) {
         /* bitwise ops on unsigned/signed reinterpretations cannot overflow */
         if (op == TK_AMP || op == TK_PIPE || op == TK_CARET || op == TK_SHR) {
             return sema_int_const(t, false, (int64_t)r);
@@ -582,7 +582,7 @@ static sema_val pointer_binary(sema *S, int op, sema_val a, sema_val b, blk_loc 
     blk_dtype odt = sema_natural_dtype(off);
     if (off.kind == SV_CONST && op == TK_MINUS) { /* p - c == p + (-c) */
         sema_i128 x = -sema_const_i128(off);
-        if (!fits(DT_I64, x)) {
+        if (!sema_fits(DT_I64, x)) {
             diag_error(S->d, offloc, "pointer offset %s is out of range", const_str(S, off));
             return sema_error();
         }
@@ -610,16 +610,8 @@ sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, as
     if (a.kind == SV_ERROR || b.kind == SV_ERROR) return sema_error();
     if (!sema_is_numeric(a) || !sema_is_numeric(b)) return invalid_operands(S, op, a, b, op_loc);
     blk_loc aloc = node_loc(lhs, op_loc), bloc = node_loc(rhs, op_loc);
-    if (a.type.dtype == DT_PTR || b.type.dtype == DT_PTR) {
-        if (a.kind == SV_CONST || b.kind == SV_CONST) {
-            if (!S->fn) goto not_const;
-        }
-        if (a.kind == SV_VALUE || b.kind == SV_VALUE) {
-            if (a.kind == SV_CONST && a.type.dtype == DT_PTR) return invalid_operands(S, op, a, b, op_loc);
-            return pointer_binary(S, op, a, b, op_loc, lhs, rhs);
-        }
-        return invalid_operands(S, op, a, b, op_loc);
-    }
+    if (a.type.dtype == DT_PTR || b.type.dtype == DT_PTR) /* pointers are always run-time values */
+        return pointer_binary(S, op, a, b, op_loc, lhs, rhs);
     bool weak;
     int dt = sema_promote(a, b, &weak);
     if (dt < 0) return invalid_operands(S, op, a, b, op_loc);
@@ -647,7 +639,6 @@ sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, as
     }
     if (a.kind == SV_CONST && b.kind == SV_CONST) return fold_binary(S, op, a, b, t, weak, op_loc, aloc, bloc);
     if (!S->fn) goto not_const;
-    if (weak) t = DT_F32; /* cannot happen: a weak pair is constant */
     if (dtype_is_int(t) && (op == TK_SLASH || op == TK_PERCENT) && b.kind == SV_CONST && b.i == 0) {
         diag_error(S->d, op_loc, "integer division by zero");
         return sema_error();
@@ -691,11 +682,11 @@ NOINLINE static sema_val unary(sema *S, ast_node *e) {
         if (dtype_is_float(t)) return sema_float_const(t, x.weak, -x.f);
         sema_i128 v = sema_const_i128(x), r = op == TK_MINUS ? -v : -v - 1;
         if (x.weak) {
-            if (!fits(DT_I64, r) && !fits(DT_U64, r)) goto overflow;
+            if (!sema_fits(DT_I64, r) && !sema_fits(DT_U64, r)) goto overflow;
             return sema_weak_int(r);
         }
         if (op == TK_TILDE) return sema_int_const(t, false, (int64_t)r);
-        if (!fits(t, r)) goto overflow;
+        if (!sema_fits(t, r)) goto overflow;
         return sema_int_const(t, false, (int64_t)r);
     overflow:
         diag_error(S->d, loc, "integer overflow in constant expression: -%s does not fit in %s", const_str(S, x),

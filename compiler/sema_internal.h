@@ -218,6 +218,7 @@ sema_val sema_bool_const(bool b);
 /* A weak integer constant of any value in [INT64_MIN, UINT64_MAX]. */
 sema_val sema_weak_int(sema_i128 v);
 sema_i128 sema_const_i128(sema_val v);
+bool sema_fits(blk_dtype t, sema_i128 x); /* x is in t's value range */
 double sema_const_f64(sema_val v);
 bool sema_is_const_int(sema_val v);
 /* The dtype a weak constant takes when nothing asks otherwise. */

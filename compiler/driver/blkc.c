@@ -1,7 +1,8 @@
 /* blkc — the blk compiler command line, over libblkc (blk/blkc.h).
  *
- *   blkc FILE.blk [-o OUT] [--emit=KIND] [-D NAME=VALUE]... [-I DIR]...
- *        [-O0..3] [--kernel NAME] [-Werror] [--max-errors=N] [--no-verify]
+ *   blkc FILE.blk [-o OUT] [--emit=KIND] [--arch ARCH] [-D NAME=VALUE]...
+ *        [-I DIR]... [-O0..3] [--kernel NAME] [-Werror] [--max-errors=N]
+ *        [--no-verify]
  *
  * Exit status: 0 success, 1 errors in the input, 2 bad command line.
  * Diagnostics go to stderr; the requested output to OUT (stdout if OUT is
@@ -17,9 +18,10 @@
 static const char usage[] =
     "usage: blkc FILE.blk [options]\n"
     "  -o FILE               write output to FILE ('-' = stdout, the default)\n"
-    "  --emit=KIND           tokens | ast | ir | ir-after=PASS (PASS: sema, inline,\n"
-    "                        canonicalize); default ir. PTX output arrives with the\n"
-    "                        GPU backend.\n"
+    "  --emit=KIND           tokens | ast | ir | ir-after=PASS | ptx | llvm | meta\n"
+    "                        (PASS: sema, inline, canonicalize, axisinfo, layout);\n"
+    "                        default: ptx when OUT ends in .ptx, else ir\n"
+    "  --arch ARCH           GPU target: sm_90a (default), sm_90, sm_80\n"
     "  -D NAME=VALUE         value of a kernel const parameter (int, float, true/false)\n"
     "  -I DIR                add DIR to the import search path\n"
     "  -O0 .. -O3            optimisation level (default -O2)\n"
@@ -48,7 +50,7 @@ static const char *opt_value(int argc, char **argv, int *i, const char *opt) {
 }
 
 int main(int argc, char **argv) {
-    const char *input = NULL, *output = NULL, *emit = "ir", *kernel = NULL;
+    const char *input = NULL, *output = NULL, *emit = NULL, *kernel = NULL, *arch = NULL;
     int opt = 2, max_errors = 20;
     int werror = 0, verify = 1;
     blkc_ctx *c = blkc_new();
@@ -71,6 +73,9 @@ int main(int argc, char **argv) {
         } else if (strncmp(a, "--emit", 6) == 0) {
             if (!(v = opt_value(argc, argv, &i, "--emit"))) status = usage_error("%s needs a kind", "--emit");
             else emit = v;
+        } else if (strncmp(a, "--arch", 6) == 0) {
+            if (!(v = opt_value(argc, argv, &i, "--arch"))) status = usage_error("%s needs an arch name", "--arch");
+            else arch = v;
         } else if (strncmp(a, "--kernel", 8) == 0) {
             if (!(v = opt_value(argc, argv, &i, "--kernel"))) status = usage_error("%s needs a name", "--kernel");
             else kernel = v;
@@ -112,15 +117,25 @@ int main(int argc, char **argv) {
         return status;
     }
 
+    if (!emit) {
+        size_t ol = output ? strlen(output) : 0;
+        emit = ol > 4 && strcmp(output + ol - 4, ".ptx") == 0 ? "ptx" : "ir";
+    }
+    if (arch && blkc_set_arch(c, arch) != BLK_OK) {
+        fputs(blkc_diagnostics(c), stderr);
+        blkc_free(c);
+        return 2;
+    }
     blkc_set_opt_level(c, opt);
     blkc_set_max_errors(c, max_errors);
     blkc_set_verify_each(c, verify);
     if (werror) blkc_set_werror(c, 1);
     bool front_only = strcmp(emit, "tokens") == 0 || strcmp(emit, "ast") == 0;
     bool after = strncmp(emit, "ir-after=", 9) == 0;
-    if (!front_only && !after && strcmp(emit, "ir") != 0) {
+    bool backend = strcmp(emit, "ptx") == 0 || strcmp(emit, "llvm") == 0 || strcmp(emit, "meta") == 0;
+    if (!front_only && !after && !backend && strcmp(emit, "ir") != 0) {
         blkc_free(c);
-        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS)", emit);
+        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS, ptx, llvm, meta)", emit);
     }
     if (after) blkc_set_dump_after(c, emit + 9);
 
@@ -137,7 +152,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     if (s == BLK_ERR_USAGE) rc = 2;
     else if (s != BLK_OK || blkc_error_count(c) > 0) rc = 1;
-    if (text && rc == 0) {
+    /* Tokens are printed even when the parse failed: that is when they help. */
+    if (text && (rc == 0 || (front_only && emit[0] == 't' && s != BLK_ERR_IO))) {
         FILE *out = stdout;
         if (output && strcmp(output, "-") != 0 && !(out = fopen(output, "w"))) {
             fprintf(stderr, "blkc: error: cannot write '%s'\n", output);

@@ -464,10 +464,8 @@ static void gen_stmt(fz_gen *g, int depth) {
         unsigned e = pick(in, depth == 0 ? 6 : 5);
         unsigned st = pick(in, 4);
         if (st == 3 && e == 5) st = 0; /* pid..n is fine, keep it simple */
-        if (pick(in, 4) == 0)
-            emit(o, "for %s in range(%s, %s, -%u) {\n", nm, ends[e], starts[st], 1 + pick(in, 2));
-        else
-            emit(o, "for %s in range(%s, %s, %u) {\n", nm, starts[st], ends[e], 1 + pick(in, 3));
+        /* (a constant step must be positive: sema rejects the rest) */
+        emit(o, "for %s in range(%s, %s, %u) {\n", nm, starts[st], ends[e], 1 + pick(in, 3));
         g->loop_depth++;
         int save = g->nnames[IS];
         add_name(g, IS, nm);

@@ -46,6 +46,10 @@ void blkc_set_opt_level(blkc_ctx *c, int level);         /* 0..3, default 2 */
 void blkc_set_verify_each(blkc_ctx *c, int on);          /* verifier after every pass (default on) */
 void blkc_set_max_errors(blkc_ctx *c, int n);
 void blkc_set_werror(blkc_ctx *c, int on);              /* warnings count as errors */
+/* GPU target of the PTX backend: "sm_90a" (default), "sm_90" or "sm_80".
+ * Checked here, before LLVM sees it (LLVM ends the process on an arch/PTX
+ * pair it does not accept). BLK_ERR_USAGE with a diagnostic if unknown. */
+blk_status blkc_set_arch(blkc_ctx *c, const char *arch);
 /* Keep a printout of the IR after pass `pass` ("sema" = before any pass) for
  * blkc_emit(c, "ir-after=PASS"). */
 void blkc_set_dump_after(blkc_ctx *c, const char *pass);
@@ -71,6 +75,13 @@ int blkc_error_count(const blkc_ctx *c);
  *   "tokens", "ast"          after blkc_load_*
  *   "ir"                     after blkc_build (IR after the whole pipeline)
  *   "ir-after=PASS"          after blkc_build with blkc_set_dump_after(c, PASS)
+ *   "ptx"                    after blkc_build: PTX for the arch (blkc_set_arch),
+ *                            two entries per kernel, each with a metadata line
+ *   "meta"                   just the metadata lines, one per entry:
+ *     // blk-meta v1 kernel=K entry=E num_warps=W shared=BYTES params=NAME:TYPE,...
+ *        consts=NAME:TYPE:VALUE,... spec=NAME:d16|eq1|-,...
+ *   "llvm"                   the optimised LLVM IR the PTX comes from
+ * The PTX kinds return NULL (with diagnostics) when codegen fails.
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);
 

@@ -1,0 +1,239 @@
+/* cg_control.c — structured control flow: for, while, if, yield,
+ * condition, break, continue, return.
+ *
+ * Conditions and loop bounds are uniform scalars (ops.def), so every branch
+ * is taken by the whole block of threads together: plain LLVM branches, and
+ * barriers inside loops and ifs stay legal. Block values flowing through
+ * control flow become one phi node per register; a value reaching a join in
+ * another layout than the join's is converted first (cg_get).
+ *
+ * A jump target (cg_target) is a basic block with phis for the values it
+ * receives: the loop latch (yield/continue of a for), the loop exit
+ * (break, normal exit), an if's join, a while's condition block.
+ *
+ * for iv in [lb, ub) step s: the induction variable is kept in 64 bits (as
+ * the interpreter does: no wrap-around for i32 bounds near INT_MAX); the
+ * loop runs while (s > 0 ? iv < ub : iv > ub) (unsigned: iv < ub).
+ */
+#include <string.h>
+
+#include "cg_internal.h"
+
+typedef struct {
+    LLVMBasicBlockRef bb;
+    int nvals;
+    cg_val *phis;
+    const lay_layout **lays;
+} cg_target;
+
+/* A target receiving values typed like vals[0..n-1] in layouts lays[]. */
+static cg_target target_new(cg_ctx *C, const char *name, ir_value *const *like, const lay_layout **lays, int n) {
+    cg_target t = {0};
+    t.bb = LLVMAppendBasicBlockInContext(C->llc, C->fn, name);
+    t.nvals = n;
+    t.phis = ARENA_ARRAY(C->a, cg_val, n + 1);
+    t.lays = lays;
+    LLVMBasicBlockRef cur = LLVMGetInsertBlock(C->b);
+    LLVMPositionBuilderAtEnd(C->b, t.bb);
+    for (int k = 0; k < n; k++) {
+        ir_value *v = like[k];
+        int nr = v->type.rank ? lay_num_regs(lays[k], v->type.shape, NULL) : 1;
+        t.phis[k] = cg_new_val(C, nr, v->type.rank ? lays[k] : NULL);
+        for (int i = 0; i < nr; i++) t.phis[k].v[i] = LLVMBuildPhi(C->b, cg_type(C, (blk_dtype)v->type.dtype), "");
+    }
+    LLVMPositionBuilderAtEnd(C->b, cur);
+    return t;
+}
+
+/* Branch from the current block to t carrying vals (converted to t's layouts). */
+static void jump(cg_ctx *C, cg_target *t, ir_value *const *vals, int n) {
+    cg_val tmp[64];
+    int m = n < t->nvals ? n : t->nvals;
+    if (m > 64) m = 64;
+    for (int k = 0; k < m; k++) tmp[k] = cg_get(C, vals[k], vals[k]->type.rank ? t->lays[k] : NULL);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(C->b);
+    for (int k = 0; k < m; k++)
+        for (int i = 0; i < t->phis[k].n && i < tmp[k].n; i++) {
+            LLVMValueRef v = tmp[k].v[i];
+            LLVMAddIncoming(t->phis[k].v[i], &v, &from, 1);
+        }
+    LLVMBuildBr(C->b, t->bb);
+}
+
+/* cg_val phis -> plain values (the same registers) */
+static void bind(cg_ctx *C, ir_value *const *vals, int n, cg_target *t) {
+    for (int k = 0; k < n && k < t->nvals; k++) cg_set(C, vals[k], t->phis[k]);
+}
+
+/* Where yield / continue / break of the innermost construct go. */
+typedef struct cg_flow {
+    struct cg_flow *outer;
+    cg_target *yield;     /* YIELD of the current region (NULL: none) */
+    cg_target *cont, *brk;/* innermost loop */
+} cg_flow;
+
+static const lay_layout **lays_of(cg_ctx *C, ir_value *const *vals, int n) {
+    const lay_layout **l = ARENA_ARRAY(C->a, const lay_layout *, n + 1);
+    for (int k = 0; k < n; k++) l[k] = vals[k]->type.rank ? cg_lay(C, vals[k]) : NULL;
+    return l;
+}
+
+/* Run a region whose YIELD goes to `yield`; falls through to nothing. */
+static void run_region(cg_ctx *C, ir_region *r, cg_target *yield, cg_target *cont, cg_target *brk) {
+    cg_flow fl = {C->flow, yield, cont, brk};
+    C->flow = &fl;
+    cg_region(C, r);
+    C->flow = fl.outer;
+    /* a region that fell off its end without a terminator (should not
+     * happen after the verifier) still needs one */
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) {
+        if (yield) jump(C, yield, NULL, 0);
+        else LLVMBuildUnreachable(C->b);
+    }
+}
+
+static void lower_for(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    ir_region *body = in->regions[0];
+    ir_value *ivv = body->args.data[0];
+    blk_dtype it = (blk_dtype)ivv->type.dtype;
+    bool uns = dtype_is_unsigned(it);
+    LLVMValueRef lb = cg_get(C, in->operands[0], NULL).v[0], ub = cg_get(C, in->operands[1], NULL).v[0],
+                 step = cg_get(C, in->operands[2], NULL).v[0];
+    if (dtype_bits(it) < 64) {
+        lb = uns ? LLVMBuildZExt(b, lb, C->i64, "") : LLVMBuildSExt(b, lb, C->i64, "");
+        ub = uns ? LLVMBuildZExt(b, ub, C->i64, "") : LLVMBuildSExt(b, ub, C->i64, "");
+        step = uns ? LLVMBuildZExt(b, step, C->i64, "") : LLVMBuildSExt(b, step, C->i64, "");
+    }
+    int nc = body->args.len - 1;
+    ir_value *const *carried = body->args.data + 1;
+    const lay_layout **lays = lays_of(C, carried, nc);
+    /* header: iv + carried phis; latch: yields/continues; exit: results */
+    cg_target head = target_new(C, "for.head", carried, lays, nc);
+    cg_target latch = target_new(C, "for.latch", carried, lays, nc);
+    cg_target exit = target_new(C, "for.exit", carried, lays, nc);
+    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "for.body");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, head.bb);
+    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "iv");
+    LLVMPositionBuilderAtEnd(b, pre);
+    jump(C, &head, in->operands + 3, in->num_operands - 3);
+    LLVMAddIncoming(iv, &lb, &pre, 1);
+
+    LLVMPositionBuilderAtEnd(b, head.bb);
+    LLVMValueRef go;
+    if (uns) go = LLVMBuildICmp(b, LLVMIntULT, iv, ub, "");
+    else {
+        LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, step, LLVMConstInt(C->i64, 0, 0), "");
+        go = LLVMBuildSelect(b, pos, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), LLVMBuildICmp(b, LLVMIntSGT, iv, ub, ""), "");
+    }
+    /* the exit target receives the header's carried values on normal exit */
+    for (int k = 0; k < nc; k++)
+        for (int i = 0; i < head.phis[k].n; i++) LLVMAddIncoming(exit.phis[k].v[i], &head.phis[k].v[i], &head.bb, 1);
+    LLVMBuildCondBr(b, go, body_bb, exit.bb);
+
+    LLVMPositionBuilderAtEnd(b, body_bb);
+    cg_val ivx = cg_new_val(C, 1, NULL);
+    ivx.v[0] = dtype_bits(it) < 64 ? LLVMBuildTrunc(b, iv, cg_type(C, it), "") : iv;
+    cg_set(C, ivv, ivx);
+    bind(C, carried, nc, &head);
+    run_region(C, body, &latch, &latch, &exit);
+
+    LLVMPositionBuilderAtEnd(b, latch.bb);
+    LLVMValueRef next = LLVMBuildAdd(b, iv, step, "");
+    for (int k = 0; k < nc; k++)
+        for (int i = 0; i < latch.phis[k].n; i++) LLVMAddIncoming(head.phis[k].v[i], &latch.phis[k].v[i], &latch.bb, 1);
+    LLVMAddIncoming(iv, &next, &latch.bb, 1);
+    LLVMBuildBr(b, head.bb);
+
+    LLVMPositionBuilderAtEnd(b, exit.bb);
+    bind(C, in->results, in->num_results, &exit);
+}
+
+static void lower_while(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    ir_region *cr = in->regions[0], *br = in->regions[1];
+    const lay_layout **clays = lays_of(C, cr->args.data, cr->args.len);
+    const lay_layout **rlays = lays_of(C, in->results, in->num_results);
+    cg_target head = target_new(C, "while.cond", cr->args.data, clays, cr->args.len);
+    cg_target exit = target_new(C, "while.exit", in->results, rlays, in->num_results);
+    jump(C, &head, in->operands, in->num_operands);
+    LLVMPositionBuilderAtEnd(b, head.bb);
+    bind(C, cr->args.data, cr->args.len, &head);
+    /* the cond region ends in CONDITION: lowered here, not by cg_control */
+    cg_flow fl = {C->flow, NULL, NULL, NULL};
+    C->flow = &fl;
+    for (ir_inst *i = cr->first; i && i->op != IR_CONDITION; i = i->next) cg_region_inst(C, i);
+    C->flow = fl.outer;
+    ir_inst *c = cr->last;
+    if (!c || c->op != IR_CONDITION || c->num_operands < 1) {
+        cg_error(C, in->loc, "internal error: while condition region does not end in a condition");
+        return;
+    }
+    ir_value *const *vals = c->operands + 1;
+    int nvals = c->num_operands - 1;
+    if (nvals == 0) { vals = cr->args.data; nvals = cr->args.len; }
+    const lay_layout **blays = lays_of(C, br->args.data, br->args.len);
+    cg_target bodyt = target_new(C, "while.body", br->args.data, blays, br->args.len);
+    LLVMValueRef cond = cg_get(C, c->operands[0], NULL).v[0];
+    /* two jumps with values from one block: go through small trampolines */
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "while.go");
+    LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "while.stop");
+    LLVMBuildCondBr(b, cond, tb, fb);
+    LLVMPositionBuilderAtEnd(b, tb);
+    jump(C, &bodyt, vals, nvals);
+    LLVMPositionBuilderAtEnd(b, fb);
+    jump(C, &exit, vals, nvals);
+    LLVMPositionBuilderAtEnd(b, bodyt.bb);
+    bind(C, br->args.data, br->args.len, &bodyt);
+    run_region(C, br, &head, &head, &exit);
+    LLVMPositionBuilderAtEnd(b, exit.bb);
+    bind(C, in->results, in->num_results, &exit);
+}
+
+static void lower_if(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef cond = cg_get(C, in->operands[0], NULL).v[0];
+    const lay_layout **lays = lays_of(C, in->results, in->num_results);
+    cg_target join = target_new(C, "if.join", in->results, lays, in->num_results);
+    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "if.then");
+    LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "if.else");
+    LLVMBuildCondBr(b, cond, tb, eb);
+    cg_target *cont = C->flow ? C->flow->cont : NULL, *brk = C->flow ? C->flow->brk : NULL;
+    LLVMPositionBuilderAtEnd(b, tb);
+    if (in->num_regions > 0) run_region(C, in->regions[0], &join, cont, brk);
+    else jump(C, &join, NULL, 0);
+    LLVMPositionBuilderAtEnd(b, eb);
+    if (in->num_regions > 1) run_region(C, in->regions[1], &join, cont, brk);
+    else jump(C, &join, NULL, 0);
+    LLVMPositionBuilderAtEnd(b, join.bb);
+    bind(C, in->results, in->num_results, &join);
+}
+
+bool cg_control(cg_ctx *C, ir_inst *in) {
+    switch (in->op) {
+    case IR_FOR: lower_for(C, in); return true;
+    case IR_WHILE: lower_while(C, in); return true;
+    case IR_IF: lower_if(C, in); return true;
+    case IR_YIELD:
+        if (C->flow && C->flow->yield) jump(C, C->flow->yield, in->operands, in->num_operands);
+        else LLVMBuildRetVoid(C->b); /* the function body's end */
+        return true;
+    case IR_CONTINUE:
+        if (C->flow && C->flow->cont) jump(C, C->flow->cont, in->operands, in->num_operands);
+        else cg_error(C, in->loc, "internal error: continue outside a loop");
+        return true;
+    case IR_BREAK:
+        if (C->flow && C->flow->brk) jump(C, C->flow->brk, in->operands, in->num_operands);
+        else cg_error(C, in->loc, "internal error: break outside a loop");
+        return true;
+    case IR_RETURN:
+        LLVMBuildRetVoid(C->b);
+        return true;
+    case IR_CONDITION:
+        cg_error(C, in->loc, "internal error: condition outside a while");
+        return true;
+    default:
+        return false;
+    }
+}

@@ -1,0 +1,157 @@
+/* cg_convert.c — moving elements between threads through shared memory:
+ * layout conversions and the shape ops (reshape, permute, join, split, cat).
+ *
+ * Protocol of the one scratch buffer (cg_smem): bar.sync; every thread
+ * writes each element it owns at its row-major index (replicas write the
+ * same value: harmless); bar.sync; every thread reads the elements its
+ * target layout gives it. The leading barrier keeps a previous reader of the
+ * scratch from seeing it overwritten. Barriers use
+ * llvm.nvvm.barrier.cta.sync.aligned.all (FACTS.md); control flow is uniform
+ * so every thread reaches them.
+ *
+ * permute of a blocked layout is free when the result's layout is the
+ * permuted one (the registers are merely renamed); the other shape ops
+ * always go through memory. (No bank-conflict padding or swizzling yet.)
+ */
+#include <string.h>
+
+#include "cg_internal.h"
+
+static int elem_bytes(blk_dtype t) { return t == DT_BOOL ? 1 : dtype_bytes(t); }
+
+static LLVMValueRef smem_addr(cg_ctx *C, LLVMValueRef base, LLVMValueRef lin, blk_dtype t) {
+    LLVMValueRef off = LLVMBuildMul(C->b, lin, cg_const_i32(C, elem_bytes(t)), "");
+    return LLVMBuildGEP2(C->b, C->i8, base, &off, 1, "");
+}
+
+static void smem_store(cg_ctx *C, LLVMValueRef base, LLVMValueRef lin, blk_dtype t, LLVMValueRef v) {
+    if (t == DT_BOOL) v = LLVMBuildZExt(C->b, v, C->i8, "");
+    LLVMValueRef s = LLVMBuildStore(C->b, v, smem_addr(C, base, lin, t));
+    LLVMSetAlignment(s, (unsigned)elem_bytes(t));
+}
+
+static LLVMValueRef smem_load(cg_ctx *C, LLVMValueRef base, LLVMValueRef lin, blk_dtype t) {
+    LLVMValueRef v = LLVMBuildLoad2(C->b, cg_mem_type(C, t), smem_addr(C, base, lin, t), "");
+    LLVMSetAlignment(v, (unsigned)elem_bytes(t));
+    if (t == DT_BOOL) v = LLVMBuildICmp(C->b, LLVMIntNE, v, LLVMConstInt(C->i8, 0, 0), "");
+    return v;
+}
+
+/* write all of x (shape of t) at row-major positions + offset */
+static void write_all(cg_ctx *C, LLVMValueRef base, cg_val x, ir_type t, int64_t offset) {
+    cg_lay_info li;
+    cg_lay_info_get(C, x.lay, t.rank, t.shape, &li);
+    for (int i = 0; i < li.nregs && i < x.n; i++)
+        smem_store(C, base, LLVMBuildAdd(C->b, cg_reg_linear(C, &li, i), cg_const_i32(C, offset), ""),
+                   (blk_dtype)t.dtype, x.v[i]);
+}
+
+cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout *to) {
+    blk_dtype dt = (blk_dtype)t.dtype;
+    int64_t bytes = ir_numel(t) * elem_bytes(dt);
+    LLVMValueRef base = cg_smem(C, loc, bytes);
+    cg_barrier(C);
+    write_all(C, base, x, t, 0);
+    cg_barrier(C);
+    cg_lay_info li;
+    cg_lay_info_get(C, to, t.rank, t.shape, &li);
+    cg_val r = cg_new_val(C, li.nregs, to);
+    for (int i = 0; i < li.nregs; i++) r.v[i] = smem_load(C, base, cg_reg_linear(C, &li, i), dt);
+    return r;
+}
+
+/* Row-major linear index of coordinates c in shape s. */
+static LLVMValueRef linear_of(cg_ctx *C, LLVMValueRef *c, const int32_t *s, int rank) {
+    LLVMValueRef lin = cg_const_i32(C, 0);
+    int64_t stride = 1;
+    for (int d = rank - 1; d >= 0; d--) {
+        lin = LLVMBuildAdd(C->b, lin, LLVMBuildMul(C->b, c[d], cg_const_i32(C, stride), ""), "");
+        stride *= s[d];
+    }
+    return lin;
+}
+
+static void lower_gather(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    ir_value *a = in->operands[0], *bv = in->num_operands > 1 ? in->operands[1] : NULL;
+    blk_dtype dt = (blk_dtype)a->type.dtype;
+    int64_t na = ir_numel(a->type), nb = bv ? ir_numel(bv->type) : 0;
+    LLVMValueRef base = cg_smem(C, in->loc, (na + nb) * elem_bytes(dt));
+    cg_val av = cg_get(C, a, a->type.rank ? cg_lay(C, a) : NULL), bvv = {0};
+    if (bv) bvv = cg_get(C, bv, bv->type.rank ? cg_lay(C, bv) : NULL);
+    cg_barrier(C);
+    if (a->type.rank) write_all(C, base, av, a->type, 0);
+    else smem_store(C, base, cg_const_i32(C, 0), dt, av.v[0]);
+    if (bv) {
+        if (bv->type.rank) write_all(C, base, bvv, bv->type, na);
+        else smem_store(C, base, cg_const_i32(C, na), dt, bvv.v[0]);
+    }
+    cg_barrier(C);
+    for (int k = 0; k < in->num_results; k++) {
+        ir_value *r = in->results[k];
+        const lay_layout *l = cg_lay(C, r);
+        cg_lay_info li;
+        cg_lay_info_get(C, l, r->type.rank, r->type.shape, &li);
+        cg_val v = cg_new_val(C, li.nregs, l);
+        for (int i = 0; i < li.nregs; i++) {
+            LLVMValueRef c[IR_MAX_RANK];
+            for (int d = 0; d < r->type.rank; d++) c[d] = cg_reg_coord(C, &li, i, d);
+            LLVMValueRef src;
+            switch (in->op) {
+            case IR_RESHAPE:
+                src = linear_of(C, c, r->type.shape, r->type.rank);
+                break;
+            case IR_PERMUTE: {
+                LLVMValueRef sc[IR_MAX_RANK];
+                for (int d = 0; d < r->type.rank; d++) sc[in->perm[d]] = c[d];
+                src = linear_of(C, sc, a->type.shape, a->type.rank);
+                break;
+            }
+            case IR_JOIN: /* S + [2]: last coordinate picks a or b */
+                src = LLVMBuildAdd(b, linear_of(C, c, r->type.shape, r->type.rank - 1),
+                                   LLVMBuildMul(b, c[r->type.rank - 1], cg_const_i32(C, na), ""), "");
+                break;
+            case IR_SPLIT: /* result k = element k of the last dim */
+                src = LLVMBuildAdd(b, LLVMBuildMul(b, linear_of(C, c, r->type.shape, r->type.rank), cg_const_i32(C, 2), ""),
+                                   cg_const_i32(C, k), "");
+                break;
+            default: { /* CAT along axis */
+                int ax = in->axis;
+                int32_t ea = a->type.shape[ax];
+                LLVMValueRef inb = LLVMBuildICmp(b, LLVMIntSGE, c[ax], cg_const_i32(C, ea), "");
+                LLVMValueRef cb[IR_MAX_RANK];
+                for (int d = 0; d < r->type.rank; d++) cb[d] = c[d];
+                cb[ax] = LLVMBuildSub(b, c[ax], cg_const_i32(C, ea), "");
+                LLVMValueRef la = linear_of(C, c, a->type.shape, a->type.rank);
+                LLVMValueRef lb = LLVMBuildAdd(b, linear_of(C, cb, bv->type.shape, bv->type.rank), cg_const_i32(C, na), "");
+                src = LLVMBuildSelect(b, inb, lb, la, "");
+                break;
+            }
+            }
+            v.v[i] = smem_load(C, base, src, dt);
+        }
+        cg_set(C, r, v);
+    }
+}
+
+bool cg_convert_op(cg_ctx *C, ir_inst *in) {
+    switch (in->op) {
+    case IR_PERMUTE: {
+        ir_value *r = in->results[0], *x = in->operands[0];
+        const lay_layout *l = cg_lay(C, r), *have = cg_lay(C, x);
+        if (lay_eq(lay_permute(C->a, have, in->perm), l)) {
+            cg_val v = cg_get(C, x, have);
+            v.lay = l;
+            cg_set(C, r, v);
+            return true;
+        }
+        lower_gather(C, in);
+        return true;
+    }
+    case IR_RESHAPE: case IR_JOIN: case IR_SPLIT: case IR_CAT:
+        lower_gather(C, in);
+        return true;
+    default:
+        return false;
+    }
+}

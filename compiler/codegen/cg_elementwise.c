@@ -1,0 +1,403 @@
+/* cg_elementwise.c — constants, grid ids, arange, splat/broadcast/expand_dims
+ * and every ELEM op of ops.def, register by register.
+ *
+ * Semantics are those of ops.def / ir/eval.c, which the interpreter runs:
+ *  - f16/bf16/f8 math is done in f32 and rounded once to the dtype;
+ *  - integer DIV/REM never reach LLVM's sdiv/udiv with a zero divisor or
+ *    INT_MIN / -1 (both UB in LLVM): the divisor is replaced and the result
+ *    selected (x/0 = 0, x%0 = 0, INT_MIN/-1 wraps, INT_MIN%-1 = 0);
+ *  - shifts by >= the width give 0 (SHR of negative signed: -1): the amount
+ *    is masked before the shift (LLVM's shl/lshr by >= width is poison) and
+ *    the result selected;
+ *  - MINIMUM/MAXIMUM on floats: NaN loses, -0 < +0 (llvm.minimumnum);
+ *  - float -> int casts saturate with NaN -> 0 (llvm.fptosi.sat);
+ *  - math goes to libdevice (__nv_expf ...); IRF_FAST picks the
+ *    __nv_fast_* approximations.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "../ir/eval.h"
+#include "cg_internal.h"
+
+static bool is_f8(blk_dtype t) { return t == DT_F8E4M3 || t == DT_F8E5M2; }
+
+/* f8 bits (i8) -> f32, exact. e5m2 is the top byte of an f16; e4m3 (bias 7,
+ * no infinities, S.1111.111 = NaN) is decoded with integer arithmetic. */
+static LLVMValueRef f8_to_f32(cg_ctx *C, blk_dtype t, LLVMValueRef x) {
+    LLVMBuilderRef b = C->b;
+    if (t == DT_F8E5M2) {
+        LLVMValueRef h = LLVMBuildShl(b, LLVMBuildZExt(b, x, C->i16, ""), LLVMConstInt(C->i16, 8, 0), "");
+        return LLVMBuildFPExt(b, LLVMBuildBitCast(b, h, C->f16, ""), C->f32, "");
+    }
+    LLVMValueRef u = LLVMBuildZExt(b, x, C->i32, "");
+    LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, u, cg_const_i32(C, 0x80), ""), cg_const_i32(C, 24), "");
+    LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_const_i32(C, 3), ""), cg_const_i32(C, 15), "");
+    LLVMValueRef m = LLVMBuildAnd(b, u, cg_const_i32(C, 7), "");
+    LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, cg_const_i32(C, 120), ""), cg_const_i32(C, 23), ""),
+                                      LLVMBuildShl(b, m, cg_const_i32(C, 20), ""), "");
+    LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, C->f32, ""), LLVMConstReal(C->f32, 1.0 / 512), "");
+    LLVMValueRef mag = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, cg_const_i32(C, 0), ""),
+                                       LLVMBuildBitCast(b, sub, C->i32, ""), normal, "");
+    LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, u, cg_const_i32(C, 0x7f), ""), cg_const_i32(C, 0x7f), "");
+    mag = LLVMBuildSelect(b, nan, cg_const_i32(C, 0x7fc00000), mag, "");
+    return LLVMBuildBitCast(b, LLVMBuildOr(b, mag, sign, ""), C->f32, "");
+}
+
+/* f32 -> f8 bits, round to nearest even, saturating (PTX .satfinite). */
+static LLVMValueRef f32_to_f8(cg_ctx *C, blk_loc loc, blk_dtype t, LLVMValueRef x) {
+    if (!tgt_has(C->tgt, TGT_CAP_F8_CVT)) {
+        cg_error(C, loc, "conversion to %s needs cvt.satfinite (sm_89 or newer); %s lacks it", dtype_name(t),
+                 C->tgt->arch);
+        return LLVMGetUndef(C->i8);
+    }
+    const char *text = t == DT_F8E4M3 ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;" : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;";
+    LLVMValueRef args[2] = {LLVMConstReal(C->f32, 0.0), x};
+    LLVMValueRef h = cg_inline_asm(C, C->i16, text, "=h,f,f", args, 2, false);
+    return LLVMBuildTrunc(C->b, h, C->i8, "");
+}
+
+/* value of dtype t -> its compute type (f32 for the narrow floats) */
+static LLVMValueRef widen(cg_ctx *C, blk_dtype t, LLVMValueRef x) {
+    if (is_f8(t)) return f8_to_f32(C, t, x);
+    if (t == DT_F16 || t == DT_BF16) return LLVMBuildFPExt(C->b, x, C->f32, "");
+    return x;
+}
+static LLVMValueRef narrow(cg_ctx *C, blk_loc loc, blk_dtype t, LLVMValueRef x) {
+    if (is_f8(t)) return f32_to_f8(C, loc, t, x);
+    if (t == DT_F16 || t == DT_BF16) return LLVMBuildFPTrunc(C->b, x, cg_type(C, t), "");
+    return x;
+}
+
+static LLVMValueRef fconst(LLVMTypeRef t, double v) { return LLVMConstReal(t, v); }
+
+static LLVMValueRef libm(cg_ctx *C, const char *f32name, const char *f64name, bool dbl, LLVMValueRef *a, int n) {
+    return cg_call_extern(C, dbl ? f64name : f32name, dbl ? C->f64 : C->f32, a, n);
+}
+
+static LLVMValueRef float_unary(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMValueRef x) {
+    LLVMTypeRef ft = dbl ? C->f64 : C->f32;
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef a[1] = {x};
+    switch (op) {
+    case IR_NEG: return LLVMBuildFNeg(b, x, "");
+    case IR_ABS: return cg_call_intrinsic(C, "llvm.fabs", &ft, 1, a, 1);
+    case IR_FLOOR: return cg_call_intrinsic(C, "llvm.floor", &ft, 1, a, 1);
+    case IR_CEIL: return cg_call_intrinsic(C, "llvm.ceil", &ft, 1, a, 1);
+    case IR_SQRT: return cg_call_intrinsic(C, "llvm.sqrt", &ft, 1, a, 1);
+    case IR_RSQRT:
+        if (fast && !dbl) return libm(C, "__nv_rsqrtf", "__nv_rsqrt", dbl, a, 1);
+        return LLVMBuildFDiv(b, fconst(ft, 1.0), cg_call_intrinsic(C, "llvm.sqrt", &ft, 1, a, 1), "");
+    case IR_EXP: return fast && !dbl ? libm(C, "__nv_fast_expf", "", 0, a, 1) : libm(C, "__nv_expf", "__nv_exp", dbl, a, 1);
+    case IR_EXP2: return libm(C, "__nv_exp2f", "__nv_exp2", dbl, a, 1);
+    case IR_LOG: return fast && !dbl ? libm(C, "__nv_fast_logf", "", 0, a, 1) : libm(C, "__nv_logf", "__nv_log", dbl, a, 1);
+    case IR_LOG2: return fast && !dbl ? libm(C, "__nv_fast_log2f", "", 0, a, 1) : libm(C, "__nv_log2f", "__nv_log2", dbl, a, 1);
+    case IR_SIN: return fast && !dbl ? libm(C, "__nv_fast_sinf", "", 0, a, 1) : libm(C, "__nv_sinf", "__nv_sin", dbl, a, 1);
+    case IR_COS: return fast && !dbl ? libm(C, "__nv_fast_cosf", "", 0, a, 1) : libm(C, "__nv_cosf", "__nv_cos", dbl, a, 1);
+    case IR_TANH: return libm(C, "__nv_tanhf", "__nv_tanh", dbl, a, 1);
+    case IR_ERF: return libm(C, "__nv_erff", "__nv_erf", dbl, a, 1);
+    case IR_SIGMOID: {
+        LLVMValueRef nx[1] = {LLVMBuildFNeg(b, x, "")};
+        LLVMValueRef e = fast && !dbl ? libm(C, "__nv_fast_expf", "", 0, nx, 1) : libm(C, "__nv_expf", "__nv_exp", dbl, nx, 1);
+        return LLVMBuildFDiv(b, fconst(ft, 1.0), LLVMBuildFAdd(b, fconst(ft, 1.0), e, ""), "");
+    }
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef int_unary(cg_ctx *C, ir_op op, blk_dtype t, LLVMValueRef x) {
+    LLVMTypeRef ty = cg_type(C, t);
+    switch (op) {
+    case IR_NEG: return LLVMBuildSub(C->b, LLVMConstInt(ty, 0, 0), x, "");
+    case IR_NOT: return LLVMBuildXor(C->b, x, LLVMConstInt(C->i1, 1, 0), "");
+    case IR_BITNOT: return LLVMBuildNot(C->b, x, "");
+    case IR_ABS: {
+        if (!dtype_is_signed(t)) return x;
+        LLVMValueRef a[2] = {x, LLVMConstInt(C->i1, 0, 0)};
+        return cg_call_intrinsic(C, "llvm.abs", &ty, 1, a, 2);
+    }
+    default: return NULL;
+    }
+}
+
+static LLVMValueRef int_div_rem(cg_ctx *C, ir_op op, blk_dtype t, LLVMValueRef x, LLVMValueRef y) {
+    LLVMBuilderRef b = C->b;
+    LLVMTypeRef ty = cg_type(C, t);
+    LLVMValueRef zero = LLVMConstInt(ty, 0, 0), one = LLVMConstInt(ty, 1, 0);
+    LLVMValueRef is0 = LLVMBuildICmp(b, LLVMIntEQ, y, zero, "");
+    if (!dtype_is_signed(t)) {
+        LLVMValueRef safe = LLVMBuildSelect(b, is0, one, y, "");
+        LLVMValueRef q = op == IR_DIV ? LLVMBuildUDiv(b, x, safe, "") : LLVMBuildURem(b, x, safe, "");
+        return LLVMBuildSelect(b, is0, zero, q, "");
+    }
+    LLVMValueRef ism1 = LLVMBuildICmp(b, LLVMIntEQ, y, LLVMConstAllOnes(ty), "");
+    LLVMValueRef bad = LLVMBuildOr(b, is0, ism1, "");
+    LLVMValueRef safe = LLVMBuildSelect(b, bad, one, y, "");
+    LLVMValueRef q = op == IR_DIV ? LLVMBuildSDiv(b, x, safe, "") : LLVMBuildSRem(b, x, safe, "");
+    LLVMValueRef m1 = op == IR_DIV ? LLVMBuildSub(b, zero, x, "") : zero;
+    return LLVMBuildSelect(b, is0, zero, LLVMBuildSelect(b, ism1, m1, q, ""), "");
+}
+
+static LLVMValueRef int_shift(cg_ctx *C, ir_op op, blk_dtype t, LLVMValueRef x, LLVMValueRef y) {
+    LLVMBuilderRef b = C->b;
+    LLVMTypeRef ty = cg_type(C, t);
+    int bits = dtype_bits(t);
+    LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, y, LLVMConstInt(ty, (unsigned long long)bits, 0), "");
+    LLVMValueRef amt = LLVMBuildAnd(b, y, LLVMConstInt(ty, (unsigned long long)(bits - 1), 0), "");
+    if (op == IR_SHL) return LLVMBuildSelect(b, big, LLVMConstInt(ty, 0, 0), LLVMBuildShl(b, x, amt, ""), "");
+    if (dtype_is_signed(t)) {
+        LLVMValueRef a = LLVMBuildSelect(b, big, LLVMConstInt(ty, (unsigned long long)(bits - 1), 0), amt, "");
+        return LLVMBuildAShr(b, x, a, "");
+    }
+    return LLVMBuildSelect(b, big, LLVMConstInt(ty, 0, 0), LLVMBuildLShr(b, x, amt, ""), "");
+}
+
+LLVMValueRef cg_binary_scalar(cg_ctx *C, blk_loc loc, ir_op op, int kind, blk_dtype t, LLVMValueRef x, LLVMValueRef y) {
+    LLVMBuilderRef b = C->b;
+    if (op == IR_CMP) {
+        if (dtype_is_float(t)) {
+            static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
+            return LLVMBuildFCmp(b, fp[kind], widen(C, t, x), widen(C, t, y), "");
+        }
+        bool s = dtype_is_signed(t);
+        static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
+        static const LLVMIntPredicate up[] = {LLVMIntEQ, LLVMIntNE, LLVMIntULT, LLVMIntULE, LLVMIntUGT, LLVMIntUGE};
+        return LLVMBuildICmp(b, s ? sp[kind] : up[kind], x, y, "");
+    }
+    if (dtype_is_float(t)) {
+        bool dbl = t == DT_F64;
+        LLVMTypeRef ft = dbl ? C->f64 : C->f32;
+        LLVMValueRef a = widen(C, t, x), c = widen(C, t, y), r = NULL;
+        LLVMValueRef args[2] = {a, c};
+        switch (op) {
+        case IR_ADD: r = LLVMBuildFAdd(b, a, c, ""); break;
+        case IR_SUB: r = LLVMBuildFSub(b, a, c, ""); break;
+        case IR_MUL: r = LLVMBuildFMul(b, a, c, ""); break;
+        case IR_DIV: r = LLVMBuildFDiv(b, a, c, ""); break;
+        case IR_REM: r = libm(C, "__nv_fmodf", "__nv_fmod", dbl, args, 2); break;
+        case IR_POW: r = libm(C, "__nv_powf", "__nv_pow", dbl, args, 2); break;
+        case IR_MINIMUM: r = cg_call_intrinsic(C, "llvm.minimumnum", &ft, 1, args, 2); break;
+        case IR_MAXIMUM: r = cg_call_intrinsic(C, "llvm.maximumnum", &ft, 1, args, 2); break;
+        default:
+            cg_error(C, loc, "'%s' on %s is not supported by the PTX backend", ir_op_table[op].name, dtype_name(t));
+            return LLVMGetUndef(cg_type(C, t));
+        }
+        return narrow(C, loc, t, r);
+    }
+    LLVMTypeRef ty = cg_type(C, t);
+    switch (op) {
+    case IR_ADD: return LLVMBuildAdd(b, x, y, "");
+    case IR_SUB: return LLVMBuildSub(b, x, y, "");
+    case IR_MUL: return LLVMBuildMul(b, x, y, "");
+    case IR_DIV: case IR_REM: return int_div_rem(C, op, t, x, y);
+    case IR_AND: return LLVMBuildAnd(b, x, y, "");
+    case IR_OR: return LLVMBuildOr(b, x, y, "");
+    case IR_XOR: return LLVMBuildXor(b, x, y, "");
+    case IR_SHL: case IR_SHR: return int_shift(C, op, t, x, y);
+    case IR_MINIMUM: case IR_MAXIMUM: {
+        if (t == DT_BOOL) return op == IR_MINIMUM ? LLVMBuildAnd(b, x, y, "") : LLVMBuildOr(b, x, y, "");
+        bool s = dtype_is_signed(t);
+        const char *n = op == IR_MINIMUM ? (s ? "llvm.smin" : "llvm.umin") : (s ? "llvm.smax" : "llvm.umax");
+        LLVMValueRef a[2] = {x, y};
+        return cg_call_intrinsic(C, n, &ty, 1, a, 2);
+    }
+    default:
+        cg_error(C, loc, "'%s' on %s is not supported by the PTX backend", ir_op_table[op].name, dtype_name(t));
+        return LLVMGetUndef(ty);
+    }
+}
+
+LLVMValueRef cg_cast_scalar(cg_ctx *C, blk_loc loc, blk_dtype from, blk_dtype to, LLVMValueRef x) {
+    LLVMBuilderRef b = C->b;
+    if (from == to) return x;
+    LLVMTypeRef tt = cg_type(C, to);
+    if (to == DT_BOOL) {
+        if (dtype_is_float(from)) {
+            LLVMValueRef w = widen(C, from, x);
+            return LLVMBuildFCmp(b, LLVMRealUNE, w, LLVMConstNull(LLVMTypeOf(w)), "");
+        }
+        return LLVMBuildICmp(b, LLVMIntNE, x, LLVMConstNull(LLVMTypeOf(x)), "");
+    }
+    if (from == DT_PTR || to == DT_PTR) {
+        if (from == DT_PTR && dtype_is_int(to)) return LLVMBuildTrunc(b, LLVMBuildPtrToInt(b, x, C->i64, ""), tt, "");
+        if (to == DT_PTR && (dtype_is_int(from) || from == DT_BOOL)) {
+            LLVMValueRef w = dtype_is_signed(from) ? LLVMBuildSExt(b, x, C->i64, "") : LLVMBuildZExt(b, x, C->i64, "");
+            if (from == DT_I64 || from == DT_U64) w = x;
+            return LLVMBuildIntToPtr(b, w, C->ptr1, "");
+        }
+        cg_error(C, loc, "cast from %s to %s is not supported", dtype_name(from), dtype_name(to));
+        return LLVMGetUndef(tt);
+    }
+    bool fi = dtype_is_float(from), ti = dtype_is_float(to);
+    if (!fi && !ti) { /* int/bool -> int */
+        int fb = dtype_bits(from), tb = dtype_bits(to);
+        if (fb > tb) return LLVMBuildTrunc(b, x, tt, "");
+        if (fb == tb) return x;
+        return dtype_is_signed(from) ? LLVMBuildSExt(b, x, tt, "") : LLVMBuildZExt(b, x, tt, "");
+    }
+    if (!fi && ti) { /* int/bool -> float, one rounding (f8: through f32) */
+        LLVMTypeRef dst = is_f8(to) ? C->f32 : tt;
+        LLVMValueRef r = dtype_is_signed(from) ? LLVMBuildSIToFP(b, x, dst, "") : LLVMBuildUIToFP(b, x, dst, "");
+        return is_f8(to) ? narrow(C, loc, to, r) : r;
+    }
+    if (fi && !ti) { /* float -> int: saturating, NaN -> 0 */
+        LLVMValueRef w = widen(C, from, x);
+        LLVMTypeRef ov[2] = {tt, LLVMTypeOf(w)};
+        return cg_call_intrinsic(C, dtype_is_signed(to) ? "llvm.fptosi.sat" : "llvm.fptoui.sat", ov, 2, &w, 1);
+    }
+    /* float -> float */
+    if (from == DT_F64 && (to == DT_F16 || to == DT_BF16 || to == DT_F32)) return LLVMBuildFPTrunc(b, x, tt, "");
+    if (to == DT_F64) return LLVMBuildFPExt(b, widen(C, from, x), C->f64, "");
+    LLVMValueRef w = from == DT_F64 ? LLVMBuildFPTrunc(b, x, C->f32, "") : widen(C, from, x); /* f32 */
+    if (to == DT_F32) return w;
+    return narrow(C, loc, to, w);
+}
+
+LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops) {
+    LLVMBuilderRef b = C->b;
+    blk_dtype t = (blk_dtype)in->operands[0]->type.dtype, rt = (blk_dtype)in->results[0]->type.dtype;
+    switch (in->op) {
+    case IR_CAST: return cg_cast_scalar(C, in->loc, t, rt, ops[0]);
+    case IR_SELECT: return LLVMBuildSelect(b, ops[0], ops[1], ops[2], "");
+    case IR_PTRADD: {
+        blk_dtype ot = (blk_dtype)in->operands[1]->type.dtype;
+        LLVMValueRef off = ops[1];
+        if (dtype_bits(ot) < 64) off = dtype_is_signed(ot) ? LLVMBuildSExt(b, off, C->i64, "") : LLVMBuildZExt(b, off, C->i64, "");
+        return LLVMBuildGEP2(b, cg_mem_type(C, (blk_dtype)in->operands[0]->type.pointee), ops[0], &off, 1, "");
+    }
+    case IR_FMA: {
+        if (!dtype_is_float(t)) {
+            return LLVMBuildAdd(b, LLVMBuildMul(b, ops[0], ops[1], ""), ops[2], "");
+        }
+        LLVMValueRef a[3] = {widen(C, t, ops[0]), widen(C, t, ops[1]), widen(C, t, ops[2])};
+        LLVMTypeRef ft = LLVMTypeOf(a[0]);
+        return narrow(C, in->loc, t, cg_call_intrinsic(C, "llvm.fma", &ft, 1, a, 3));
+    }
+    default:
+        break;
+    }
+    if (in->num_operands == 1) {
+        LLVMValueRef r = NULL;
+        if (dtype_is_float(t)) {
+            r = float_unary(C, in->op, (in->flags & IRF_FAST) != 0, t == DT_F64, widen(C, t, ops[0]));
+            if (r) return narrow(C, in->loc, t, r);
+        } else {
+            r = int_unary(C, in->op, t, ops[0]);
+            if (r) return r;
+        }
+        cg_error(C, in->loc, "'%s' on %s is not supported by the PTX backend", ir_op_table[in->op].name, dtype_name(t));
+        return LLVMGetUndef(cg_type(C, rt));
+    }
+    return cg_binary_scalar(C, in->loc, in->op, in->kind, t, ops[0], ops[1]);
+}
+
+static LLVMValueRef const_value(cg_ctx *C, ir_inst *in, blk_dtype t) {
+    LLVMTypeRef ty = cg_type(C, t);
+    if (dtype_is_float(t)) {
+        if (t == DT_F8E4M3) return LLVMConstInt(C->i8, fp_f64_to_f8e4m3(in->fval), 0);
+        if (t == DT_F8E5M2) return LLVMConstInt(C->i8, fp_f64_to_f8e5m2(in->fval), 0);
+        if (t == DT_F16) return LLVMConstBitCast(LLVMConstInt(C->i16, fp_f64_to_f16(in->fval), 0), C->f16);
+        if (t == DT_BF16) return LLVMConstBitCast(LLVMConstInt(C->i16, fp_f64_to_bf16(in->fval), 0), C->bf16);
+        return LLVMConstReal(ty, in->fval);
+    }
+    if (t == DT_PTR) return LLVMConstIntToPtr(LLVMConstInt(C->i64, (unsigned long long)in->ival, 0), C->ptr1);
+    return LLVMConstInt(ty, (unsigned long long)in->ival, 1);
+}
+
+static cg_val fill(cg_ctx *C, ir_value *r, LLVMValueRef x) {
+    if (!r->type.rank) {
+        cg_val v = cg_new_val(C, 1, NULL);
+        v.v[0] = x;
+        return v;
+    }
+    const lay_layout *l = cg_lay(C, r);
+    cg_val v = cg_new_val(C, lay_num_regs(l, r->type.shape, NULL), l);
+    for (int i = 0; i < v.n; i++) v.v[i] = x;
+    return v;
+}
+
+static LLVMValueRef sreg(cg_ctx *C, const char *base, int axis) {
+    char name[64];
+    snprintf(name, sizeof name, "llvm.nvvm.read.ptx.sreg.%s.%c", base, "xyz"[axis < 0 || axis > 2 ? 0 : axis]);
+    return cg_call_intrinsic(C, name, NULL, 0, NULL, 0);
+}
+
+bool cg_elementwise(cg_ctx *C, ir_inst *in) {
+    ir_value *r = in->num_results ? in->results[0] : NULL;
+    switch (in->op) {
+    case IR_CONST:
+        cg_set(C, r, fill(C, r, const_value(C, in, (blk_dtype)r->type.dtype)));
+        return true;
+    case IR_PROGRAM_ID:
+        cg_set(C, r, fill(C, r, sreg(C, "ctaid", in->axis)));
+        return true;
+    case IR_NUM_PROGRAMS:
+        cg_set(C, r, fill(C, r, sreg(C, "nctaid", in->axis)));
+        return true;
+    case IR_SPLAT:
+        cg_set(C, r, fill(C, r, cg_get(C, in->operands[0], NULL).v[0]));
+        return true;
+    case IR_ARANGE: {
+        const lay_layout *l = cg_lay(C, r);
+        cg_lay_info li;
+        cg_lay_info_get(C, l, 1, r->type.shape, &li);
+        cg_val v = cg_new_val(C, li.nregs, l);
+        for (int i = 0; i < v.n; i++)
+            v.v[i] = LLVMBuildAdd(C->b, cg_reg_coord(C, &li, i, 0), cg_const_i32(C, in->ival), "");
+        cg_set(C, r, v);
+        return true;
+    }
+    case IR_MULTIPLE_OF:
+    case IR_MAX_CONTIGUOUS: {
+        cg_val x = cg_get(C, in->operands[0], r->type.rank ? cg_lay(C, r) : NULL);
+        cg_set(C, r, x);
+        return true;
+    }
+    case IR_BROADCAST: {
+        const lay_layout *l = cg_lay(C, r);
+        ir_value *x = in->operands[0];
+        if (!x->type.rank) { cg_set(C, r, fill(C, r, cg_get(C, x, NULL).v[0])); return true; }
+        cg_val xv = cg_get(C, x, l);
+        cg_lay_info ri, xi;
+        cg_lay_shape(l, r->type.rank, r->type.shape, &ri);
+        cg_lay_shape(l, x->type.rank, x->type.shape, &xi);
+        cg_val v = cg_new_val(C, ri.nregs, l);
+        for (int i = 0; i < v.n; i++) {
+            int k[IR_MAX_RANK];
+            cg_reg_index(&ri, i, k);
+            for (int d = 0; d < r->type.rank; d++)
+                if (x->type.shape[d] == 1) k[d] = 0;
+            v.v[i] = xv.v[cg_reg_of(&xi, k)];
+        }
+        cg_set(C, r, v);
+        return true;
+    }
+    case IR_EXPAND_DIMS: {
+        const lay_layout *l = cg_lay(C, r);
+        ir_value *x = in->operands[0];
+        if (!x->type.rank) { cg_set(C, r, fill(C, r, cg_get(C, x, NULL).v[0])); return true; }
+        const lay_layout *have = cg_lay(C, x);
+        const lay_layout *src = lay_eq(lay_expand(C->a, have, in->axis), l) ? have : lay_slice(C->a, l, in->axis);
+        cg_val xv = cg_get(C, x, src);
+        cg_val v = xv;
+        v.lay = l;
+        cg_set(C, r, v);
+        return true;
+    }
+    default:
+        break;
+    }
+    if (!ir_op_has(in->op, OPF_ELEM)) return false;
+    const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+    int n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
+    cg_val ops[3];
+    for (int k = 0; k < in->num_operands && k < 3; k++) ops[k] = cg_get(C, in->operands[k], l);
+    cg_val v = cg_new_val(C, n, l);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef a[3];
+        for (int k = 0; k < in->num_operands && k < 3; k++) a[k] = ops[k].v[ops[k].n == n ? i : 0];
+        v.v[i] = cg_elem_scalar(C, in, a);
+    }
+    cg_set(C, r, v);
+    return true;
+}

@@ -1,0 +1,125 @@
+/* cg_internal.h — shared state of the PTX backend (one lowering file per op
+ * family, Triton's TritonGPUToLLVM):
+ *
+ *   cg_module.c       LLVM context/module/target machine, kernel entries and
+ *                     argument specialisation, libdevice, PTX text, metadata
+ *   cg_layout.c       thread/element coordinates of a layout (lay_*)
+ *   cg_elementwise.c  every ELEM op, casts, constants, arange, splat, broadcast
+ *   cg_memory.c       load / store / atomics (vectorised, predicated)
+ *   cg_reduce.c       reductions: in-thread, warp shuffles, shared memory
+ *   cg_convert.c      layout conversions and shape ops through shared memory
+ *   cg_control.c      for / if / while / break / continue / return
+ *
+ * A block value is, in each thread, the array of LLVM values of the elements
+ * that thread owns under the value's layout (cg_val.v[0..n-1], in the
+ * layout's register order); a scalar is one uniform LLVM value.
+ */
+#ifndef BLK_CG_INTERNAL_H
+#define BLK_CG_INTERNAL_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "../ir/ir.h"
+#include "../passes/axisinfo.h"
+#include "../passes/layout.h"
+#include "../target/target.h"
+#include "codegen.h"
+
+typedef struct {
+    LLVMValueRef *v;
+    int n;
+    const lay_layout *lay; /* NULL: scalar */
+    bool set;
+} cg_val;
+
+struct cg_flow; /* cg_control.c: where yield / continue / break jump */
+
+typedef struct {
+    blk_arena *a;
+    blk_diag *diag;
+    const tgt_target *tgt;
+    LLVMContextRef llc;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    /* the kernel being lowered */
+    ir_func *f;
+    LLVMValueRef fn;
+    const ax_table *ax;
+    const lay_table *lt;
+    int num_warps;
+    cg_val *vals; /* by value id */
+    int num_values;
+    LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
+    struct cg_flow *flow;
+    /* shared-memory scratch: one static array sized at the end */
+    LLVMValueRef smem_placeholder;
+    int smem_bytes;
+    bool failed;
+    /* types */
+    LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
+} cg_ctx;
+
+/* cg_module.c */
+void cg_error(cg_ctx *C, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+LLVMTypeRef cg_type(cg_ctx *C, blk_dtype t);     /* register type (bool: i1, f8: i8) */
+LLVMTypeRef cg_mem_type(cg_ctx *C, blk_dtype t); /* storage type (bool: i8) */
+LLVMValueRef cg_call_intrinsic(cg_ctx *C, const char *name, LLVMTypeRef *overload, int noverload,
+                               LLVMValueRef *args, int nargs);
+/* Call an external function by name (declared on first use). */
+LLVMValueRef cg_call_extern(cg_ctx *C, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int nargs);
+LLVMValueRef cg_inline_asm(cg_ctx *C, LLVMTypeRef ret, const char *text, const char *constraints,
+                           LLVMValueRef *args, int nargs, bool side_effects);
+LLVMValueRef cg_const_i32(cg_ctx *C, int64_t v);
+void cg_barrier(cg_ctx *C);
+/* Scratch shared memory of `bytes` (addrspace(3) pointer to its start). */
+LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes);
+void cg_region(cg_ctx *C, ir_region *r);
+void cg_region_inst(cg_ctx *C, ir_inst *in); /* lower one instruction */
+
+/* values */
+cg_val cg_new_val(cg_ctx *C, int n, const lay_layout *lay);
+void cg_set(cg_ctx *C, ir_value *v, cg_val x);
+/* v's registers in layout `want` (converted through shared memory when its
+ * own layout differs); scalars ignore `want`. */
+cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want);
+const lay_layout *cg_lay(cg_ctx *C, ir_value *v);
+
+/* cg_layout.c */
+typedef struct {
+    lay_flat f;
+    int rank;
+    int32_t shape[IR_MAX_RANK];
+    int n[IR_MAX_RANK];     /* registers per value dim */
+    int nregs;
+    LLVMValueRef base[IR_MAX_RANK]; /* per value dim: this thread's first coordinate (i32) */
+    LLVMValueRef tc[IR_MAX_RANK + 1]; /* per root dim: thread coordinate */
+} cg_lay_info;
+/* registers only (no LLVM values: base/tc unset) */
+void cg_lay_shape(const lay_layout *l, int rank, const int32_t *shape, cg_lay_info *li);
+void cg_lay_info_get(cg_ctx *C, const lay_layout *l, int rank, const int32_t *shape, cg_lay_info *li);
+/* register r -> per-dim register indices k, and the constant part of its
+ * coordinates (coord[d] = base[d] + off[d]) */
+void cg_reg_index(const cg_lay_info *li, int r, int *k);
+int cg_reg_of(const cg_lay_info *li, const int *k);
+void cg_reg_offsets(const cg_lay_info *li, int r, int64_t *off);
+LLVMValueRef cg_reg_coord(cg_ctx *C, const cg_lay_info *li, int r, int d);
+/* i1: this thread is the canonical owner of register r (not a replica). */
+LLVMValueRef cg_reg_canonical(cg_ctx *C, const cg_lay_info *li, int r);
+/* Row-major linear index of register r's element (i32). */
+LLVMValueRef cg_reg_linear(cg_ctx *C, const cg_lay_info *li, int r);
+
+/* per-family lowering; each returns false when it did not handle the op */
+bool cg_elementwise(cg_ctx *C, ir_inst *in);
+bool cg_memory(cg_ctx *C, ir_inst *in);
+bool cg_reduce(cg_ctx *C, ir_inst *in);
+bool cg_convert_op(cg_ctx *C, ir_inst *in);
+bool cg_control(cg_ctx *C, ir_inst *in);
+/* the scalar semantics of one ELEM op on register values */
+LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops);
+LLVMValueRef cg_cast_scalar(cg_ctx *C, blk_loc loc, blk_dtype from, blk_dtype to, LLVMValueRef x);
+LLVMValueRef cg_binary_scalar(cg_ctx *C, blk_loc loc, ir_op op, int kind, blk_dtype t, LLVMValueRef x, LLVMValueRef y);
+/* layout conversion of a whole value through shared memory */
+cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout *to);
+
+#endif

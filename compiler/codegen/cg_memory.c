@@ -1,0 +1,397 @@
+/* cg_memory.c — load, store and atomics on global memory.
+ *
+ * A thread's registers of a block access come in groups of `vec`
+ * consecutive elements along the layout's fastest dim; a group is one
+ * vector access (ld.global.v4.f32: 16 bytes) when axisinfo proves that the
+ * pointers of the group are contiguous, the first is aligned to the vector's
+ * size and the mask is uniform over the group (access_vec).
+ *
+ * Masks: a masked-off element performs no memory access (ops.def). Masked
+ * loads and stores are inline PTX with a predicate (`@p ld.global...`), as
+ * are accesses with cache modifiers / eviction hints; plain unmasked
+ * accesses are LLVM loads/stores with the proven alignment, so LLVM can
+ * still optimise them. Masked-off load lanes take `other` (0 when absent).
+ *
+ * Atomics are LLVM atomicrmw/cmpxchg (syncscope "device" = .gpu) executed
+ * only by the element's canonical owner (replicated layouts hold an element
+ * in several threads; each element must be updated once), under a branch on
+ * the mask. A scalar atomic runs in thread 0 and its old value is shared
+ * with the block through shared memory.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* PTX spelling of one access word */
+typedef struct {
+    int words;          /* number of words */
+    int word_bytes;     /* 1, 2, 4, 8 */
+    const char *ptx;    /* "f32", "b32", "u8", ... */
+    const char *cons;   /* "f", "r", "h", "l", "d" */
+    LLVMTypeRef ty;     /* LLVM type of a word */
+    bool packed;        /* elements narrower than a word: bitcast through a vector */
+} mem_words;
+
+static mem_words words_for(cg_ctx *C, blk_dtype t, int vec) {
+    int eb = dtype_bytes(t);
+    mem_words w = {0};
+    if (eb >= 4) {
+        w.words = vec;
+        w.word_bytes = eb;
+        switch (t) {
+        case DT_F32: w.ptx = "f32"; w.cons = "f"; w.ty = C->f32; break;
+        case DT_F64: w.ptx = "f64"; w.cons = "d"; w.ty = C->f64; break;
+        case DT_I32: case DT_U32: w.ptx = "b32"; w.cons = "r"; w.ty = C->i32; break;
+        default: w.ptx = "b64"; w.cons = "l"; w.ty = C->i64; break;
+        }
+        return w;
+    }
+    int bytes = eb * vec;
+    w.packed = true;
+    if (bytes >= 4) { w.words = bytes / 4; w.word_bytes = 4; w.ptx = "b32"; w.cons = "r"; w.ty = C->i32; }
+    else if (bytes == 2) { w.words = 1; w.word_bytes = 2; w.ptx = "b16"; w.cons = "h"; w.ty = C->i16; }
+    else { w.words = 1; w.word_bytes = 1; w.ptx = "u8"; w.cons = "h"; w.ty = C->i16; }
+    return w;
+}
+
+/* element values (register types) -> words */
+static void pack_words(cg_ctx *C, blk_dtype t, const mem_words *w, LLVMValueRef *elems, int vec, LLVMValueRef *out) {
+    LLVMBuilderRef b = C->b;
+    LLVMTypeRef mt = cg_mem_type(C, t);
+    LLVMValueRef e[16];
+    for (int i = 0; i < vec; i++) {
+        e[i] = elems[i];
+        if (t == DT_BOOL) e[i] = LLVMBuildZExt(b, e[i], C->i8, "");
+    }
+    if (!w->packed) {
+        for (int i = 0; i < vec; i++) out[i] = t == DT_PTR ? LLVMBuildPtrToInt(b, e[i], C->i64, "") : e[i];
+        return;
+    }
+    if (w->word_bytes == 1) { out[0] = LLVMBuildZExt(b, e[0], C->i16, ""); return; }
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(mt, (unsigned)vec));
+    for (int i = 0; i < vec; i++) v = LLVMBuildInsertElement(b, v, e[i], cg_const_i32(C, i), "");
+    if (w->words == 1) { out[0] = LLVMBuildBitCast(b, v, w->ty, ""); return; }
+    LLVMValueRef wv = LLVMBuildBitCast(b, v, LLVMVectorType(w->ty, (unsigned)w->words), "");
+    for (int i = 0; i < w->words; i++) out[i] = LLVMBuildExtractElement(b, wv, cg_const_i32(C, i), "");
+}
+
+static void unpack_words(cg_ctx *C, blk_dtype t, const mem_words *w, LLVMValueRef *words, int vec, LLVMValueRef *out) {
+    LLVMBuilderRef b = C->b;
+    LLVMTypeRef mt = cg_mem_type(C, t);
+    if (!w->packed) {
+        for (int i = 0; i < vec; i++) out[i] = t == DT_PTR ? LLVMBuildIntToPtr(b, words[i], C->ptr1, "") : words[i];
+    } else if (w->word_bytes == 1) {
+        out[0] = LLVMBuildTrunc(b, words[0], C->i8, "");
+    } else {
+        LLVMValueRef wv;
+        if (w->words == 1) wv = words[0];
+        else {
+            wv = LLVMGetUndef(LLVMVectorType(w->ty, (unsigned)w->words));
+            for (int i = 0; i < w->words; i++) wv = LLVMBuildInsertElement(b, wv, words[i], cg_const_i32(C, i), "");
+        }
+        LLVMValueRef v = LLVMBuildBitCast(b, wv, vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec), "");
+        for (int i = 0; i < vec; i++) out[i] = vec == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
+    }
+    if (t == DT_BOOL)
+        for (int i = 0; i < vec; i++) out[i] = LLVMBuildICmp(b, LLVMIntNE, out[i], LLVMConstInt(C->i8, 0, 0), "");
+}
+
+static int pow2_floor(int64_t x) {
+    int p = 1;
+    while ((int64_t)p * 2 <= x) p *= 2;
+    return p;
+}
+
+/* Widest access for registers of `ptr` in layout li (see the file comment). */
+static int access_vec(cg_ctx *C, const cg_lay_info *li, ir_value *ptr, ir_value *mask) {
+    if (!ptr->type.rank) return 1;
+    int f = li->f.reg_order[0];
+    int p = li->f.dims[f];
+    int64_t S = li->shape[f], spt = li->f.spt[p];
+    int64_t run = S <= spt ? S : spt;
+    int eb = dtype_bytes((blk_dtype)ptr->type.pointee);
+    const ax_info *ai = ax_get(C->ax, ptr);
+    int64_t v = C->tgt->max_vec_bytes / eb;
+    if (run < v) v = run;
+    if (ai->contig[f] < v) v = ai->contig[f];
+    int64_t align = ai->div[f] / eb;
+    if (align < v) v = align < 1 ? 1 : align;
+    if (mask && mask->type.rank) {
+        int64_t mc = ax_get(C->ax, mask)->constancy[f];
+        if (mc < v) v = mc;
+    }
+    int vec = pow2_floor(v < 1 ? 1 : v);
+    while (run % vec) vec /= 2;
+    return vec > 16 ? 16 : vec;
+}
+
+static const char *cache_suffix(ir_inst *in) {
+    switch (in->eviction) {
+    case IR_EVICT_FIRST: return ".L1::evict_first";
+    case IR_EVICT_LAST: return ".L1::evict_last";
+    case IR_EVICT_NORMAL: return ".L1::evict_normal";
+    default: break;
+    }
+    switch (in->cache) {
+    case IR_CACHE_CA: return ".ca";
+    case IR_CACHE_CG: return ".cg";
+    case IR_CACHE_CS: return ".cs";
+    default: return "";
+    }
+}
+
+static bool needs_asm(ir_inst *in, bool masked) {
+    return masked || in->cache != IR_CACHE_DEFAULT || in->eviction != IR_EVICT_DEFAULT || (in->flags & IRF_VOLATILE);
+}
+
+/* One (vector) load of `vec` elements at p; pred may be NULL. */
+static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *out) {
+    LLVMBuilderRef b = C->b;
+    int eb = dtype_bytes(t);
+    if (!needs_asm(in, pred != NULL)) {
+        LLVMTypeRef mt = cg_mem_type(C, t);
+        LLVMTypeRef lt = vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec);
+        LLVMValueRef v = LLVMBuildLoad2(b, lt, p, "");
+        LLVMSetAlignment(v, (unsigned)(eb * vec));
+        for (int i = 0; i < vec; i++) {
+            LLVMValueRef e = vec == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
+            out[i] = t == DT_BOOL ? LLVMBuildICmp(b, LLVMIntNE, e, LLVMConstInt(C->i8, 0, 0), "") : e;
+        }
+        return;
+    }
+    mem_words w = words_for(C, t, vec);
+    char text[256], cons[256];
+    int pos = 0, cpos = 0;
+    int nout = w.words;
+    if (pred) pos += snprintf(text + pos, sizeof text - (size_t)pos, "@$%d ", nout);
+    pos += snprintf(text + pos, sizeof text - (size_t)pos, "ld%s.global%s%s.%s ", (in->flags & IRF_VOLATILE) ? ".volatile" : "",
+                    (in->flags & IRF_VOLATILE) ? "" : cache_suffix(in), nout > 1 ? (nout == 2 ? ".v2" : ".v4") : "", w.ptx);
+    if (nout > 1) pos += snprintf(text + pos, sizeof text - (size_t)pos, "{");
+    for (int i = 0; i < nout; i++) {
+        pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", i);
+        cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "%s=%s", i ? "," : "", w.cons);
+    }
+    if (nout > 1) pos += snprintf(text + pos, sizeof text - (size_t)pos, "}");
+    snprintf(text + pos, sizeof text - (size_t)pos, ", [$%d];", nout + (pred ? 1 : 0));
+    if (pred) cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",b");
+    snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",l,~{memory}");
+    LLVMValueRef args[2];
+    int na = 0;
+    if (pred) args[na++] = pred;
+    args[na++] = p;
+    LLVMTypeRef rt = w.ty;
+    if (nout > 1) {
+        LLVMTypeRef f[4] = {w.ty, w.ty, w.ty, w.ty};
+        rt = LLVMStructTypeInContext(C->llc, f, (unsigned)nout, 0);
+    }
+    LLVMValueRef r = cg_inline_asm(C, rt, text, cons, args, na, true);
+    LLVMValueRef words[4];
+    for (int i = 0; i < nout; i++) words[i] = nout > 1 ? LLVMBuildExtractValue(b, r, (unsigned)i, "") : r;
+    unpack_words(C, t, &w, words, vec, out);
+}
+
+static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *vals) {
+    LLVMBuilderRef b = C->b;
+    int eb = dtype_bytes(t);
+    if (!needs_asm(in, pred != NULL)) {
+        LLVMTypeRef mt = cg_mem_type(C, t);
+        LLVMValueRef v;
+        if (vec == 1) v = t == DT_BOOL ? LLVMBuildZExt(b, vals[0], C->i8, "") : vals[0];
+        else {
+            v = LLVMGetUndef(LLVMVectorType(mt, (unsigned)vec));
+            for (int i = 0; i < vec; i++)
+                v = LLVMBuildInsertElement(b, v, t == DT_BOOL ? LLVMBuildZExt(b, vals[i], C->i8, "") : vals[i], cg_const_i32(C, i), "");
+        }
+        LLVMValueRef s = LLVMBuildStore(b, v, p);
+        LLVMSetAlignment(s, (unsigned)(eb * vec));
+        return;
+    }
+    mem_words w = words_for(C, t, vec);
+    LLVMValueRef args[8];
+    int na = 0;
+    char text[256], cons[256];
+    int pos = 0, cpos = 0;
+    if (pred) {
+        args[na++] = pred;
+        pos += snprintf(text + pos, sizeof text - (size_t)pos, "@$0 ");
+        cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "b,");
+    }
+    int pidx = na;
+    args[na++] = p;
+    cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, "l");
+    const char *cs = cache_suffix(in);
+    if (in->eviction == IR_EVICT_DEFAULT && in->cache == IR_CACHE_CA) cs = ""; /* .ca is a load-only modifier */
+    pos += snprintf(text + pos, sizeof text - (size_t)pos, "st.global%s%s.%s [$%d], ", cs,
+                    w.words > 1 ? (w.words == 2 ? ".v2" : ".v4") : "", w.ptx, pidx);
+    LLVMValueRef words[4];
+    pack_words(C, t, &w, vals, vec, words);
+    if (w.words > 1) pos += snprintf(text + pos, sizeof text - (size_t)pos, "{");
+    for (int i = 0; i < w.words; i++) {
+        pos += snprintf(text + pos, sizeof text - (size_t)pos, "%s$%d", i ? ", " : "", na);
+        cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%s", w.cons);
+        args[na++] = words[i];
+    }
+    if (w.words > 1) pos += snprintf(text + pos, sizeof text - (size_t)pos, "}");
+    snprintf(text + pos, sizeof text - (size_t)pos, ";");
+    snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",~{memory}");
+    cg_inline_asm(C, C->vd, text, cons, args, na, true);
+}
+
+static void lower_load(cg_ctx *C, ir_inst *in) {
+    ir_value *r = in->results[0], *ptr = in->operands[0];
+    ir_value *mask = in->num_operands > 1 ? in->operands[1] : NULL, *other = in->num_operands > 2 ? in->operands[2] : NULL;
+    blk_dtype t = (blk_dtype)r->type.dtype;
+    const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+    cg_val pv = cg_get(C, ptr, l), mv = {0}, ov = {0};
+    if (mask) mv = cg_get(C, mask, l);
+    if (other) ov = cg_get(C, other, l);
+    cg_lay_info li;
+    int vec = 1, n = 1;
+    if (l) {
+        cg_lay_shape(l, r->type.rank, r->type.shape, &li);
+        vec = access_vec(C, &li, ptr, mask);
+        n = li.nregs;
+    }
+    if (vec > 16) vec = 16;
+    if (vec * dtype_bytes(t) > 16) vec = 16 / dtype_bytes(t) > 0 ? 16 / dtype_bytes(t) : 1;
+    cg_val v = cg_new_val(C, n, l);
+    for (int i = 0; i < n; i += vec) {
+        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL;
+        load_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, v.v + i);
+        if (mask)
+            for (int j = 0; j < vec; j++) {
+                LLVMValueRef o = other ? ov.v[ov.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
+                v.v[i + j] = LLVMBuildSelect(C->b, mv.v[mv.n == n ? i + j : 0], v.v[i + j], o, "");
+            }
+    }
+    cg_set(C, r, v);
+}
+
+static void lower_store(cg_ctx *C, ir_inst *in) {
+    ir_value *ptr = in->operands[0], *val = in->operands[1];
+    ir_value *mask = in->num_operands > 2 ? in->operands[2] : NULL;
+    blk_dtype t = (blk_dtype)val->type.dtype;
+    const lay_layout *l = ptr->type.rank ? lay_for_access(C->a, ptr, C->ax, C->num_warps, C->tgt->max_vec_bytes) : NULL;
+    if (l && !lay_fits(l, ptr->type.rank, ptr->type.shape)) l = cg_lay(C, ptr);
+    cg_val pv = cg_get(C, ptr, l), vv = cg_get(C, val, l), mv = {0};
+    if (mask) mv = cg_get(C, mask, l);
+    int vec = 1, n = 1;
+    if (l) {
+        cg_lay_info li;
+        cg_lay_shape(l, ptr->type.rank, ptr->type.shape, &li);
+        vec = access_vec(C, &li, ptr, mask);
+        n = li.nregs;
+    }
+    if (vec * dtype_bytes(t) > 16) vec = 16 / dtype_bytes(t) > 0 ? 16 / dtype_bytes(t) : 1;
+    for (int i = 0; i < n; i += vec) {
+        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL;
+        LLVMValueRef vals[16];
+        for (int j = 0; j < vec; j++) vals[j] = vv.v[vv.n == n ? i + j : 0];
+        store_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, vals);
+    }
+}
+
+static LLVMAtomicRMWBinOp rmw_op(cg_ctx *C, ir_inst *in, blk_dtype t) {
+    bool fl = dtype_is_float(t), s = dtype_is_signed(t);
+    switch (in->kind) {
+    case IR_ATOM_ADD: return fl ? LLVMAtomicRMWBinOpFAdd : LLVMAtomicRMWBinOpAdd;
+    case IR_ATOM_MAX: return fl ? LLVMAtomicRMWBinOpFMax : s ? LLVMAtomicRMWBinOpMax : LLVMAtomicRMWBinOpUMax;
+    case IR_ATOM_MIN: return fl ? LLVMAtomicRMWBinOpFMin : s ? LLVMAtomicRMWBinOpMin : LLVMAtomicRMWBinOpUMin;
+    case IR_ATOM_AND: return LLVMAtomicRMWBinOpAnd;
+    case IR_ATOM_OR: return LLVMAtomicRMWBinOpOr;
+    case IR_ATOM_XOR: return LLVMAtomicRMWBinOpXor;
+    default: (void)C; return LLVMAtomicRMWBinOpXchg;
+    }
+}
+
+/* One atomic on element i, executed when pred holds; returns the old value
+ * (undef where pred is false). */
+static LLVMValueRef atomic_one(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef p, LLVMValueRef cmp, LLVMValueRef val,
+                               LLVMValueRef pred) {
+    LLVMBuilderRef b = C->b;
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef doit = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.join");
+    LLVMBuildCondBr(b, pred, doit, join);
+    LLVMPositionBuilderAtEnd(b, doit);
+    unsigned scope = LLVMGetSyncScopeID(C->llc, "device", 6);
+    LLVMAtomicOrdering ord = in->sem == IR_SEM_RELAXED ? LLVMAtomicOrderingMonotonic : LLVMAtomicOrderingAcquireRelease;
+    LLVMValueRef old;
+    LLVMTypeRef ty = cg_type(C, t);
+    if (t == DT_BOOL) val = LLVMBuildZExt(b, val, C->i8, "");
+    if (in->op == IR_ATOMIC_CAS) {
+        LLVMTypeRef it = LLVMIntTypeInContext(C->llc, (unsigned)dtype_bytes(t) * 8);
+        LLVMValueRef c = t == DT_BOOL ? LLVMBuildZExt(b, cmp, C->i8, "") : cmp;
+        if (dtype_is_float(t)) { c = LLVMBuildBitCast(b, c, it, ""); val = LLVMBuildBitCast(b, val, it, ""); }
+        LLVMValueRef x = LLVMBuildAtomicCmpXchg(b, p, c, val, ord,
+                                                in->sem == IR_SEM_RELAXED ? LLVMAtomicOrderingMonotonic : LLVMAtomicOrderingAcquire, 0);
+        LLVMSetAtomicSyncScopeID(x, scope);
+        old = LLVMBuildExtractValue(b, x, 0, "");
+        if (dtype_is_float(t)) old = LLVMBuildBitCast(b, old, ty, "");
+    } else {
+        old = LLVMBuildAtomicRMWSyncScope(b, rmw_op(C, in, t), p, val, ord, scope);
+    }
+    if (t == DT_BOOL) old = LLVMBuildICmp(b, LLVMIntNE, old, LLVMConstInt(C->i8, 0, 0), "");
+    LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+    LLVMValueRef phi = LLVMBuildPhi(b, ty, "");
+    LLVMValueRef in_v[2] = {old, LLVMGetUndef(ty)};
+    LLVMBasicBlockRef in_b[2] = {done, from};
+    LLVMAddIncoming(phi, in_v, in_b, 2);
+    return phi;
+}
+
+static void lower_atomic(cg_ctx *C, ir_inst *in) {
+    ir_value *r = in->results[0], *ptr = in->operands[0];
+    bool cas = in->op == IR_ATOMIC_CAS;
+    ir_value *cmp = cas ? in->operands[1] : NULL, *val = in->operands[cas ? 2 : 1];
+    ir_value *mask = in->num_operands > (cas ? 3 : 2) ? in->operands[cas ? 3 : 2] : NULL;
+    blk_dtype t = (blk_dtype)val->type.dtype;
+    const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+    cg_val pv = cg_get(C, ptr, l), vv = cg_get(C, val, l), cv = {0}, mv = {0};
+    if (cmp) cv = cg_get(C, cmp, l);
+    if (mask) mv = cg_get(C, mask, l);
+    if (!l) {
+        LLVMValueRef pred = LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
+        if (mask) pred = LLVMBuildAnd(C->b, pred, mv.v[0], "");
+        LLVMValueRef old = atomic_one(C, in, t, pv.v[0], cmp ? cv.v[0] : NULL, vv.v[0], pred);
+        /* thread 0 -> everyone */
+        LLVMValueRef sm = cg_smem(C, in->loc, 8);
+        LLVMTypeRef mt = cg_mem_type(C, t);
+        cg_barrier(C);
+        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.bcast");
+        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.bcast.join");
+        LLVMBuildCondBr(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), wr, join);
+        LLVMPositionBuilderAtEnd(C->b, wr);
+        LLVMBuildStore(C->b, t == DT_BOOL ? LLVMBuildZExt(C->b, old, C->i8, "") : old, sm);
+        LLVMBuildBr(C->b, join);
+        LLVMPositionBuilderAtEnd(C->b, join);
+        cg_barrier(C);
+        LLVMValueRef x = LLVMBuildLoad2(C->b, mt, sm, "");
+        if (t == DT_BOOL) x = LLVMBuildICmp(C->b, LLVMIntNE, x, LLVMConstInt(C->i8, 0, 0), "");
+        cg_val v = cg_new_val(C, 1, NULL);
+        v.v[0] = x;
+        cg_set(C, r, v);
+        return;
+    }
+    cg_lay_info li;
+    cg_lay_info_get(C, l, r->type.rank, r->type.shape, &li);
+    cg_val v = cg_new_val(C, li.nregs, l);
+    for (int i = 0; i < li.nregs; i++) {
+        LLVMValueRef pred = cg_reg_canonical(C, &li, i);
+        if (mask) pred = LLVMBuildAnd(C->b, pred, mv.v[i], "");
+        v.v[i] = atomic_one(C, in, t, pv.v[i], cmp ? cv.v[i] : NULL, vv.v[i], pred);
+    }
+    cg_set(C, r, v);
+}
+
+bool cg_memory(cg_ctx *C, ir_inst *in) {
+    switch (in->op) {
+    case IR_LOAD: lower_load(C, in); return true;
+    case IR_STORE: lower_store(C, in); return true;
+    case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: lower_atomic(C, in); return true;
+    default: return false;
+    }
+}

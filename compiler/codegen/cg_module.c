@@ -1,0 +1,442 @@
+/* cg_module.c — the LLVM side of the PTX backend: context, module, target
+ * machine, one entry per kernel variant, libdevice, PTX text, metadata.
+ *
+ * Needs: inlined Block IR (pass pipeline run), a tgt_target whose LLVM
+ * CPU/PTX pair is known good (target.c). Guarantees: every kernel yields two
+ * `.entry`s (the d16 specialisation and the fallback) with a blk-meta line
+ * each, or located diagnostics; the module handed to LLVM's backend has
+ * passed LLVMVerifyModule.
+ */
+#include <llvm-c/Analysis.h>
+#include <llvm-c/BitReader.h>
+#include <llvm-c/Linker.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+void cg_error(cg_ctx *C, blk_loc loc, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    diag_report(C->diag, DIAG_ERROR, loc, fmt, ap);
+    va_end(ap);
+    C->failed = true;
+}
+
+LLVMTypeRef cg_type(cg_ctx *C, blk_dtype t) {
+    switch (t) {
+    case DT_BOOL: return C->i1;
+    case DT_I8: case DT_U8: case DT_F8E4M3: case DT_F8E5M2: return C->i8;
+    case DT_I16: case DT_U16: return C->i16;
+    case DT_I32: case DT_U32: return C->i32;
+    case DT_I64: case DT_U64: return C->i64;
+    case DT_F16: return C->f16;
+    case DT_BF16: return C->bf16;
+    case DT_F32: return C->f32;
+    case DT_F64: return C->f64;
+    case DT_PTR: return C->ptr1;
+    default: return C->i32;
+    }
+}
+
+LLVMTypeRef cg_mem_type(cg_ctx *C, blk_dtype t) { return t == DT_BOOL ? C->i8 : cg_type(C, t); }
+
+LLVMValueRef cg_const_i32(cg_ctx *C, int64_t v) { return LLVMConstInt(C->i32, (unsigned long long)v, 1); }
+
+LLVMValueRef cg_call_intrinsic(cg_ctx *C, const char *name, LLVMTypeRef *overload, int noverload,
+                               LLVMValueRef *args, int nargs) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) {
+        cg_error(C, LOC_NONE, "internal error: LLVM has no intrinsic '%s'", name);
+        return LLVMGetUndef(C->i32);
+    }
+    LLVMValueRef fn = LLVMGetIntrinsicDeclaration(C->mod, id, overload, (size_t)noverload);
+    LLVMTypeRef ty = LLVMIntrinsicGetType(C->llc, id, overload, (size_t)noverload);
+    return LLVMBuildCall2(C->b, ty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_call_extern(cg_ctx *C, const char *name, LLVMTypeRef ret, LLVMValueRef *args, int nargs) {
+    LLVMTypeRef pt[8];
+    for (int i = 0; i < nargs && i < 8; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
+    LLVMValueRef fn = LLVMGetNamedFunction(C->mod, name);
+    if (!fn) fn = LLVMAddFunction(C->mod, name, fty);
+    return LLVMBuildCall2(C->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+LLVMValueRef cg_inline_asm(cg_ctx *C, LLVMTypeRef ret, const char *text, const char *constraints,
+                           LLVMValueRef *args, int nargs, bool side_effects) {
+    LLVMTypeRef pt[64];
+    for (int i = 0; i < nargs && i < 64; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
+    LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
+                                       LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(C->b, fty, fn, args, (unsigned)nargs, "");
+}
+
+/* bar.sync 0 — llvm.nvvm.barrier0 no longer exists in LLVM 22 (FACTS.md). */
+void cg_barrier(cg_ctx *C) {
+    LLVMValueRef zero = cg_const_i32(C, 0);
+    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) {
+    if (bytes > C->tgt->smem_static_max) {
+        cg_error(C, loc, "this operation needs %lld bytes of shared memory for its layout conversion; %s allows %d "
+                 "per block (use smaller blocks)", (long long)bytes, C->tgt->arch, C->tgt->smem_static_max);
+        bytes = 0;
+    }
+    if (!C->smem_placeholder)
+        C->smem_placeholder = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, 0), "__blk_smem_tmp", 3);
+    if (bytes > C->smem_bytes) C->smem_bytes = (int)bytes;
+    return C->smem_placeholder;
+}
+
+/* ---- values ---- */
+
+cg_val cg_new_val(cg_ctx *C, int n, const lay_layout *lay) {
+    cg_val x = {ARENA_ARRAY(C->a, LLVMValueRef, n > 0 ? n : 1), n, lay, true};
+    if (!x.v) { x.n = 0; C->failed = true; }
+    return x;
+}
+
+void cg_set(cg_ctx *C, ir_value *v, cg_val x) {
+    if (v && v->id >= 0 && v->id < C->num_values) C->vals[v->id] = x;
+}
+
+const lay_layout *cg_lay(cg_ctx *C, ir_value *v) {
+    const lay_layout *l = lay_get(C->lt, v);
+    if (!l && v->type.rank)
+        l = lay_choose_blocked(C->a, v->type.rank, v->type.shape, C->num_warps, v->type.rank - 1, 1);
+    return l;
+}
+
+cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
+    cg_val x = {0};
+    if (v && v->id >= 0 && v->id < C->num_values) x = C->vals[v->id];
+    if (!x.set) {
+        if (!C->failed) cg_error(C, v && v->def ? v->def->loc : LOC_NONE, "internal error: value %%%d used before codegen defined it", v ? v->id : -1);
+        C->failed = true;
+        int n = v && v->type.rank ? lay_num_regs(want ? want : cg_lay(C, v), v->type.shape, NULL) : 1;
+        x = cg_new_val(C, n, v && v->type.rank ? (want ? want : cg_lay(C, v)) : NULL);
+        for (int i = 0; i < x.n; i++) x.v[i] = LLVMGetUndef(v ? cg_type(C, (blk_dtype)v->type.dtype) : C->i32);
+        return x;
+    }
+    if (!v->type.rank || !want || lay_eq(x.lay, want)) return x;
+    return cg_convert(C, v->def ? v->def->loc : LOC_NONE, x, v->type, want);
+}
+
+/* ---- instructions ---- */
+
+void cg_region_inst(cg_ctx *C, ir_inst *in) {
+    if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_convert_op(C, in))
+        return;
+    if (in->op == IR_DOT) {
+        cg_error(C, in->loc, "dot is not yet supported by the PTX backend (tensor-core lowering is a later issue)");
+    } else {
+        cg_error(C, in->loc, "'%s' is not yet supported by the PTX backend", ir_op_table[in->op].name);
+    }
+    /* give results placeholder values so lowering can go on and report more */
+    for (int k = 0; k < in->num_results; k++) {
+        ir_value *r = in->results[k];
+        const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+        cg_val x = cg_new_val(C, l ? lay_num_regs(l, r->type.shape, NULL) : 1, l);
+        for (int i = 0; i < x.n; i++) x.v[i] = LLVMGetUndef(cg_type(C, (blk_dtype)r->type.dtype));
+        cg_set(C, r, x);
+    }
+}
+
+void cg_region(cg_ctx *C, ir_region *r) {
+    for (ir_inst *i = r->first; i; i = i->next) {
+        if (diag_should_stop(C->diag)) return;
+        cg_region_inst(C, i);
+        /* after a terminator (break/continue/return) the rest is unreachable */
+        if (ir_op_has(i->op, OPF_TERM)) return;
+    }
+}
+
+/* ---- kernels ---- */
+
+static const char *spec_code(ax_spec s) { return s == AX_SPEC_D16 ? "d16" : s == AX_SPEC_EQ1 ? "eq1" : "-"; }
+
+static void type_str(ir_type t, char *buf, int n) {
+    if (t.dtype == DT_PTR) snprintf(buf, (size_t)n, "*%s", dtype_name((blk_dtype)t.pointee));
+    else snprintf(buf, (size_t)n, "%s", dtype_name((blk_dtype)t.dtype));
+}
+
+/* PTX identifiers: letters, digits, _ and $. */
+static char *ptx_ident(blk_arena *a, const char *s) {
+    char *r = arena_strdup(a, s);
+    for (char *p = r; p && *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' || *p == '$'))
+            *p = '_';
+    return r;
+}
+
+static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry, const ax_spec *spec) {
+    sb_printf(out, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=%d params=", f->name, entry, C->num_warps,
+              C->smem_bytes);
+    ir_region *body = f->body;
+    char buf[64];
+    for (int k = 0; k < body->args.len; k++) {
+        type_str(body->args.data[k]->type, buf, sizeof buf);
+        const char *name = k < f->param_names.len ? f->param_names.data[k] : body->args.data[k]->name;
+        sb_printf(out, "%s%s:%s", k ? "," : "", name ? name : "_", buf);
+    }
+    sb_puts(out, " consts=");
+    for (int k = 0; k < f->consts.len; k++) {
+        const ir_const_binding *cb = &f->consts.data[k];
+        if (cb->is_float) sb_printf(out, "%s%s:f32:%.17g", k ? "," : "", cb->name, cb->fval);
+        else sb_printf(out, "%s%s:%s:%lld", k ? "," : "", cb->name,
+                       cb->ival >= INT32_MIN && cb->ival <= INT32_MAX ? "i32" : "i64", (long long)cb->ival);
+    }
+    sb_puts(out, " spec=");
+    for (int k = 0; k < body->args.len; k++) {
+        const char *name = k < f->param_names.len ? f->param_names.data[k] : body->args.data[k]->name;
+        sb_printf(out, "%s%s:%s", k ? "," : "", name ? name : "_", spec_code(spec[k]));
+    }
+    sb_putc(out, '\n');
+}
+
+static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
+    C->f = f;
+    C->num_warps = f->num_warps > 0 ? f->num_warps : C->tgt->default_num_warps;
+    f->num_warps = C->num_warps;
+    C->ax = ax_analyze(C->a, f, spec);
+    C->lt = C->ax ? lay_assign(C->a, f, C->ax, C->tgt->max_vec_bytes) : NULL;
+    C->num_values = C->ax ? C->ax->num_values : 0;
+    C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
+    C->smem_placeholder = NULL;
+    C->smem_bytes = 0;
+    C->flow = NULL;
+    if (!C->ax || !C->lt || !C->vals) { C->failed = true; return; }
+
+    ir_region *body = f->body;
+    int np = body->args.len;
+    LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + 1);
+    for (int k = 0; k < np; k++) {
+        blk_dtype dt = (blk_dtype)body->args.data[k]->type.dtype;
+        pt[k] = dt == DT_BOOL ? C->i8 : cg_type(C, dt);
+    }
+    LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)np, 0));
+    C->fn = fn;
+    LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
+    char nt[32];
+    snprintf(nt, sizeof nt, "%d", 32 * C->num_warps);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                               LLVMCreateStringAttribute(C->llc, "nvvm.maxntid", 12, nt, (unsigned)strlen(nt)));
+    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(C->llc, fn, "entry");
+    LLVMPositionBuilderAtEnd(C->b, bb);
+    C->tid = cg_call_intrinsic(C, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
+    C->lane = LLVMBuildAnd(C->b, C->tid, cg_const_i32(C, 31), "lane");
+    C->warp = LLVMBuildLShr(C->b, C->tid, cg_const_i32(C, 5), "warp");
+    for (int k = 0; k < np; k++) {
+        ir_value *p = body->args.data[k];
+        LLVMValueRef v = LLVMGetParam(fn, (unsigned)k);
+        const char *name = k < f->param_names.len ? f->param_names.data[k] : NULL;
+        if (name) LLVMSetValueName2(v, name, strlen(name));
+        if (p->type.dtype == DT_BOOL) v = LLVMBuildICmp(C->b, LLVMIntNE, v, LLVMConstInt(C->i8, 0, 0), "");
+        cg_val x = cg_new_val(C, 1, NULL);
+        x.v[0] = v;
+        cg_set(C, p, x);
+    }
+    cg_region(C, body);
+    if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);
+
+    if (C->smem_placeholder) {
+        LLVMValueRef g = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, (uint64_t)C->smem_bytes),
+                                                     "__blk_smem", 3);
+        LLVMSetLinkage(g, LLVMInternalLinkage);
+        LLVMSetInitializer(g, LLVMGetUndef(LLVMArrayType2(C->i8, (uint64_t)C->smem_bytes)));
+        LLVMSetAlignment(g, 16);
+        LLVMReplaceAllUsesWith(C->smem_placeholder, g);
+        LLVMDeleteGlobal(C->smem_placeholder);
+        C->smem_placeholder = NULL;
+    }
+    meta_line(C, meta, f, entry, spec);
+}
+
+static bool llvm_ready;
+static void init_llvm(void) {
+    if (llvm_ready) return;
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+    llvm_ready = true;
+}
+
+static const char *libdevice_path(void) {
+    const char *env = getenv("BLK_LIBDEVICE");
+    if (env && *env) return env;
+    return "/usr/local/cuda/nvvm/libdevice/libdevice.10.bc";
+}
+
+static bool uses_libdevice(LLVMModuleRef m) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn)) {
+        size_t len;
+        const char *n = LLVMGetValueName2(fn, &len);
+        if (LLVMIsDeclaration(fn) && len > 5 && strncmp(n, "__nv_", 5) == 0) return true;
+    }
+    return false;
+}
+
+/* Link libdevice and make everything but the kernels internal, so that O3
+ * drops the unused math functions. */
+static bool link_libdevice(cg_ctx *C) {
+    if (!uses_libdevice(C->mod)) return true;
+    const char *path = libdevice_path();
+    LLVMMemoryBufferRef buf;
+    char *msg = NULL;
+    if (LLVMCreateMemoryBufferWithContentsOfFile(path, &buf, &msg)) {
+        diag_error(C->diag, LOC_NONE, "cannot read libdevice '%s' (math functions need it; set BLK_LIBDEVICE): %s", path,
+                   msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMModuleRef lib;
+    if (LLVMParseBitcodeInContext2(C->llc, buf, &lib)) {
+        LLVMDisposeMemoryBuffer(buf);
+        diag_error(C->diag, LOC_NONE, "cannot parse libdevice '%s'", path);
+        return false;
+    }
+    LLVMDisposeMemoryBuffer(buf);
+    LLVMSetTarget(lib, LLVMGetTarget(C->mod));
+    LLVMSetDataLayout(lib, LLVMGetDataLayoutStr(C->mod));
+    if (LLVMLinkModules2(C->mod, lib)) {
+        diag_error(C->diag, LOC_NONE, "internal error: linking libdevice failed");
+        return false;
+    }
+    for (LLVMValueRef fn = LLVMGetFirstFunction(C->mod); fn; fn = LLVMGetNextFunction(fn))
+        if (!LLVMIsDeclaration(fn) && LLVMGetFunctionCallConv(fn) != LLVMPTXKernelCallConv)
+            LLVMSetLinkage(fn, LLVMInternalLinkage);
+    for (LLVMValueRef g = LLVMGetFirstGlobal(C->mod); g; g = LLVMGetNextGlobal(g))
+        if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
+    return true;
+}
+
+void cg_output_init(cg_output *o) {
+    sb_init(&o->llvm);
+    sb_init(&o->ptx);
+    sb_init(&o->meta);
+}
+void cg_output_free(cg_output *o) {
+    sb_free(&o->llvm);
+    sb_free(&o->ptx);
+    sb_free(&o->meta);
+}
+
+int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm, cg_output *out) {
+    init_llvm();
+    int errors0 = d->nerrors;
+    cg_ctx C0 = {0}, *C = &C0;
+    C->a = m->arena;
+    C->diag = d;
+    C->tgt = t;
+    C->llc = LLVMContextCreate();
+    C->mod = LLVMModuleCreateWithNameInContext("blk", C->llc);
+    C->b = LLVMCreateBuilderInContext(C->llc);
+    C->i1 = LLVMInt1TypeInContext(C->llc);
+    C->i8 = LLVMInt8TypeInContext(C->llc);
+    C->i16 = LLVMInt16TypeInContext(C->llc);
+    C->i32 = LLVMInt32TypeInContext(C->llc);
+    C->i64 = LLVMInt64TypeInContext(C->llc);
+    C->f16 = LLVMHalfTypeInContext(C->llc);
+    C->bf16 = LLVMBFloatTypeInContext(C->llc);
+    C->f32 = LLVMFloatTypeInContext(C->llc);
+    C->f64 = LLVMDoubleTypeInContext(C->llc);
+    C->ptr1 = LLVMPointerTypeInContext(C->llc, 1);
+    C->ptr3 = LLVMPointerTypeInContext(C->llc, 3);
+    C->vd = LLVMVoidTypeInContext(C->llc);
+
+    const char *triple = "nvptx64-nvidia-cuda";
+    LLVMTargetRef target;
+    char *msg = NULL;
+    LLVMTargetMachineRef tm = NULL;
+    if (LLVMGetTargetFromTriple(triple, &target, &msg)) {
+        diag_error(d, LOC_NONE, "internal error: LLVM has no NVPTX target: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        goto done;
+    }
+    tm = LLVMCreateTargetMachine(target, triple, t->llvm_cpu, t->ptx_feature, LLVMCodeGenLevelAggressive,
+                                 LLVMRelocDefault, LLVMCodeModelDefault);
+    LLVMSetTarget(C->mod, triple);
+    LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
+    char *dls = LLVMCopyStringRepOfTargetData(dl);
+    LLVMSetDataLayout(C->mod, dls);
+    LLVMDisposeMessage(dls);
+    LLVMDisposeTargetData(dl);
+
+    blk_strbuf meta;
+    sb_init(&meta);
+    for (ir_func *f = m->first; f && !diag_should_stop(d); f = f->next) {
+        if (!f->is_kernel) continue;
+        int np = f->body->args.len;
+        ax_spec *spec = ARENA_ARRAY(m->arena, ax_spec, np + 1), *none = ARENA_ARRAY(m->arena, ax_spec, np + 1);
+        if (!spec || !none) break;
+        blk_strbuf name;
+        sb_init(&name);
+        sb_puts(&name, ptx_ident(m->arena, f->name));
+        sb_puts(&name, "_");
+        for (int k = 0; k < np; k++) {
+            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
+            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
+            none[k] = AX_SPEC_NONE;
+            sb_printf(&name, "_%s", spec[k] == AX_SPEC_D16 ? "d16" : "x");
+        }
+        /* the specialised variant first: runtimes pick the first entry whose
+         * assumptions hold */
+        int e0 = d->nerrors;
+        lower_kernel(C, f, spec, sb_str(&name), &meta);
+        /* the fallback would repeat the same diagnostics */
+        if (d->nerrors == e0) lower_kernel(C, f, none, ptx_ident(m->arena, f->name), &meta);
+        sb_free(&name);
+    }
+    if (C->failed || d->nerrors > errors0) goto done_meta;
+    char *vmsg = NULL;
+    if (LLVMVerifyModule(C->mod, LLVMReturnStatusAction, &vmsg)) {
+        diag_error(d, LOC_NONE, "internal error: codegen produced invalid LLVM IR: %.2000s", vmsg ? vmsg : "?");
+        LLVMDisposeMessage(vmsg);
+        goto done_meta;
+    }
+    LLVMDisposeMessage(vmsg);
+    if (!link_libdevice(C)) goto done_meta;
+    if (opt_level > 0) {
+        LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
+        LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : "default<O2>", tm, po);
+        LLVMDisposePassBuilderOptions(po);
+        if (err) {
+            char *em = LLVMGetErrorMessage(err);
+            diag_error(d, LOC_NONE, "internal error: LLVM optimisation failed: %s", em);
+            LLVMDisposeErrorMessage(em);
+            goto done_meta;
+        }
+    }
+    if (want_llvm) {
+        char *ir = LLVMPrintModuleToString(C->mod);
+        sb_puts(&out->llvm, ir);
+        LLVMDisposeMessage(ir);
+    }
+    LLVMMemoryBufferRef buf = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(tm, C->mod, LLVMAssemblyFile, &msg, &buf)) {
+        diag_error(d, LOC_NONE, "internal error: PTX emission failed: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        goto done_meta;
+    }
+    sb_puts(&out->meta, sb_str(&meta));
+    sb_puts(&out->ptx, sb_str(&meta));
+    sb_putn(&out->ptx, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
+    LLVMDisposeMemoryBuffer(buf);
+done_meta:
+    sb_free(&meta);
+done:
+    if (tm) LLVMDisposeTargetMachine(tm);
+    LLVMDisposeBuilder(C->b);
+    LLVMDisposeModule(C->mod);
+    LLVMContextDispose(C->llc);
+    return d->nerrors - errors0;
+}

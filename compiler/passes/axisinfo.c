@@ -1,0 +1,340 @@
+/* axisinfo.c — contiguity / divisibility / constancy analysis (axisinfo.h).
+ *
+ * Needs: verified Block IR (ELEM operands have equal shapes; SPLAT/BROADCAST
+ * explicit). Guarantees: a fact for every value of the function, never
+ * stronger than what holds for every execution under the given argument
+ * assumptions. One forward walk in program order (definitions precede uses);
+ * loop-carried values and the results of region ops get the conservative
+ * facts, except a FOR's induction variable (divisible by gcd(lb, step)).
+ */
+#include "axisinfo.h"
+
+#include <string.h>
+
+int64_t ax_pow2_div(int64_t x) {
+    if (x == 0) return AX_MAX_DIV;
+    uint64_t u = (uint64_t)x;
+    int64_t p = (int64_t)(u & (~u + 1));
+    return p > AX_MAX_DIV || p <= 0 ? AX_MAX_DIV : p;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    while (b) { int64_t t = a % b; a = b; b = t; }
+    return a < 0 ? -a : a;
+}
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t cap(int64_t x) { return x > AX_MAX_DIV ? AX_MAX_DIV : x < 1 ? 1 : x; }
+
+typedef struct {
+    ax_table *t;
+    const ax_spec *spec;
+} ax_ctx;
+
+static ax_info *slot(ax_table *t, const ir_value *v) {
+    return v && v->id >= 0 && v->id < t->num_values ? &t->info[v->id] : NULL;
+}
+
+const ax_info *ax_get(const ax_table *t, const ir_value *v) {
+    static const ax_info none = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
+    if (!t || !v || v->id < 0 || v->id >= t->num_values) return &none;
+    return &t->info[v->id];
+}
+
+static int rank_of(const ir_value *v) { return v->type.rank; }
+static int64_t dim(const ir_value *v, int d) { return v->type.rank ? v->type.shape[d] : 1; }
+
+static void set_default(ax_info *o) {
+    for (int d = 0; d < IR_MAX_RANK; d++) o->contig[d] = o->div[d] = o->constancy[d] = 1;
+}
+
+/* A value equal along the whole of every dim (a splat / scalar): its runs
+ * are whole dims, and every element has divisibility `div`. */
+static void set_uniform(ax_info *o, const ir_value *v, int64_t div) {
+    set_default(o);
+    for (int d = 0; d < IR_MAX_RANK; d++) {
+        o->div[d] = cap(div);
+        o->constancy[d] = d < rank_of(v) ? dim(v, d) : 1;
+    }
+}
+
+int64_t ax_elem_div(const ax_table *t, const ir_value *v) {
+    const ax_info *i = ax_get(t, v);
+    int64_t r = AX_MAX_DIV;
+    int rank = rank_of(v) ? rank_of(v) : 1;
+    for (int d = 0; d < rank; d++) r = min64(r, i->contig[d] > 1 ? 1 : i->div[d]);
+    return r;
+}
+
+static bool is_uniform(const ax_info *i, const ir_value *v) {
+    for (int d = 0; d < rank_of(v); d++)
+        if (i->constancy[d] < dim(v, d)) return false;
+    return true;
+}
+
+static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
+    ir_value *a = in->operands[0], *b = in->operands[1], *r = in->results[0];
+    const ax_info *x = ax_get(C->t, a), *y = ax_get(C->t, b);
+    int rank = rank_of(r) ? rank_of(r) : 1;
+    set_default(o);
+    blk_dtype dt = (blk_dtype)a->type.dtype;
+    bool intlike = dtype_is_int(dt) || dt == DT_BOOL;
+    for (int d = 0; d < rank; d++) {
+        o->constancy[d] = gcd64(x->constancy[d], y->constancy[d]);
+        switch (in->op) {
+        case IR_ADD:
+        case IR_SUB:
+            if (!dtype_is_int(dt)) break;
+            o->contig[d] = max64(gcd64(x->contig[d], y->constancy[d]),
+                                 in->op == IR_ADD ? gcd64(x->constancy[d], y->contig[d]) : 1);
+            o->div[d] = gcd64(x->div[d], y->div[d]);
+            break;
+        case IR_MUL:
+            if (!dtype_is_int(dt)) break;
+            /* runs of a contiguous operand times a uniform one are no longer
+             * contiguous; every element is then a multiple of both factors'
+             * element divisibilities */
+            o->div[d] = cap(ax_elem_div(C->t, a) * ax_elem_div(C->t, b));
+            if (x->contig[d] == 1 && y->contig[d] == 1) o->div[d] = cap(x->div[d] * y->div[d]);
+            break;
+        case IR_SHL:
+            if (!dtype_is_int(dt) || !is_uniform(y, b) || y->contig[0] != 1) break;
+            /* shift by a uniform amount of known divisibility: only the
+             * constant case is tracked (via the const's div being 2^k) */
+            break;
+        case IR_PTRADD: {
+            int eb = dtype_bytes((blk_dtype)a->type.pointee);
+            o->contig[d] = max64(gcd64(x->constancy[d], y->contig[d]), 1);
+            o->div[d] = gcd64(x->div[d], cap(y->div[d] * eb));
+            break;
+        }
+        case IR_CMP:
+            if (!intlike) break;
+            /* contiguous lhs vs a uniform rhs (offs < n): the result is
+             * constant over aligned runs of gcd(contig, div(lhs), div(rhs)) */
+            if (in->kind != IR_CMP_EQ && in->kind != IR_CMP_NE) {
+                if (x->contig[d] > 1 && y->constancy[d] >= dim(b, d))
+                    o->constancy[d] = max64(o->constancy[d], gcd64(x->contig[d], gcd64(x->div[d], y->div[d])));
+                if (y->contig[d] > 1 && x->constancy[d] >= dim(a, d))
+                    o->constancy[d] = max64(o->constancy[d], gcd64(y->contig[d], gcd64(y->div[d], x->div[d])));
+            }
+            break;
+        case IR_AND:
+        case IR_OR:
+        case IR_XOR:
+        case IR_MINIMUM:
+        case IR_MAXIMUM:
+            if (intlike && x->constancy[d] >= dim(a, d) && y->constancy[d] >= dim(b, d))
+                o->div[d] = in->op == IR_AND || in->op >= IR_MINIMUM ? gcd64(x->div[d], y->div[d]) : 1;
+            break;
+        case IR_REM:
+            /* (contiguous) % (uniform power of two c): runs of gcd(contig, c) */
+            if (dtype_is_int(dt) && y->constancy[d] >= dim(b, d) && y->contig[d] == 1) {
+                o->contig[d] = gcd64(x->contig[d], y->div[d]);
+                o->div[d] = gcd64(x->div[d], y->div[d]);
+            }
+            break;
+        default:
+            break;
+        }
+        o->contig[d] = max64(o->contig[d], 1);
+        o->div[d] = cap(o->div[d]);
+        o->constancy[d] = max64(o->constancy[d], 1);
+    }
+}
+
+static void visit_region(ax_ctx *C, ir_region *r);
+
+static void visit_inst(ax_ctx *C, ir_inst *in) {
+    ir_value *r = in->num_results ? in->results[0] : NULL;
+    ax_info *o = r ? slot(C->t, r) : NULL;
+    for (int k = 0; k < in->num_results; k++)
+        if (slot(C->t, in->results[k])) set_default(slot(C->t, in->results[k]));
+    switch (in->op) {
+    case IR_CONST:
+        if (!o) break;
+        if (dtype_is_int((blk_dtype)r->type.dtype) || r->type.dtype == DT_BOOL) set_uniform(o, r, ax_pow2_div(in->ival));
+        else set_uniform(o, r, 1);
+        break;
+    case IR_PROGRAM_ID:
+    case IR_NUM_PROGRAMS:
+        break;
+    case IR_ARANGE:
+        if (!o) break;
+        o->contig[0] = in->ival2 - in->ival;
+        o->div[0] = ax_pow2_div(in->ival);
+        break;
+    case IR_SPLAT:
+        if (o) set_uniform(o, r, ax_elem_div(C->t, in->operands[0]));
+        break;
+    case IR_BROADCAST: {
+        if (!o) break;
+        const ax_info *x = ax_get(C->t, in->operands[0]);
+        for (int d = 0; d < rank_of(r); d++) {
+            bool grown = dim(in->operands[0], d) == 1 && dim(r, d) != 1;
+            o->contig[d] = grown ? 1 : x->contig[d];
+            o->div[d] = grown ? ax_elem_div(C->t, in->operands[0]) : x->div[d];
+            o->constancy[d] = grown ? dim(r, d) : x->constancy[d];
+        }
+        break;
+    }
+    case IR_EXPAND_DIMS: {
+        if (!o) break;
+        const ax_info *x = ax_get(C->t, in->operands[0]);
+        int src = 0;
+        for (int d = 0; d < rank_of(r); d++) {
+            if (d == in->axis) {
+                o->contig[d] = 1;
+                o->div[d] = ax_elem_div(C->t, in->operands[0]);
+                o->constancy[d] = 1;
+            } else if (rank_of(in->operands[0])) {
+                o->contig[d] = x->contig[src];
+                o->div[d] = x->div[src];
+                o->constancy[d] = x->constancy[src];
+                src++;
+            } else {
+                o->div[d] = x->div[0];
+                o->constancy[d] = dim(r, d);
+            }
+        }
+        break;
+    }
+    case IR_MULTIPLE_OF:
+    case IR_MAX_CONTIGUOUS: {
+        if (!o) break;
+        *o = *ax_get(C->t, in->operands[0]);
+        int rank = rank_of(r) ? rank_of(r) : 1;
+        if (in->op == IR_MULTIPLE_OF) {
+            for (int d = 0; d < rank; d++) o->div[d] = cap(max64(o->div[d], ax_pow2_div(in->ival)));
+        } else if (rank_of(r)) {
+            int d = rank_of(r) - 1;
+            o->contig[d] = max64(o->contig[d], min64(in->ival, dim(r, d)));
+        }
+        break;
+    }
+    case IR_CAST: {
+        if (!o) break;
+        blk_dtype from = (blk_dtype)in->operands[0]->type.dtype, to = (blk_dtype)r->type.dtype;
+        /* widening an integer keeps every fact; so does a same-width cast */
+        if (dtype_is_int(from) && dtype_is_int(to) && dtype_bits(to) >= dtype_bits(from)) *o = *ax_get(C->t, in->operands[0]);
+        break;
+    }
+    case IR_ADD: case IR_SUB: case IR_MUL: case IR_PTRADD: case IR_CMP: case IR_AND: case IR_OR:
+    case IR_XOR: case IR_REM: case IR_MINIMUM: case IR_MAXIMUM: case IR_SHL:
+        if (o) visit_binary(C, in, o);
+        break;
+    case IR_SELECT: {
+        if (!o) break;
+        const ax_info *c = ax_get(C->t, in->operands[0]), *x = ax_get(C->t, in->operands[1]),
+                      *y = ax_get(C->t, in->operands[2]);
+        for (int d = 0; d < (rank_of(r) ? rank_of(r) : 1); d++) {
+            o->constancy[d] = gcd64(c->constancy[d], gcd64(x->constancy[d], y->constancy[d]));
+            o->div[d] = gcd64(x->div[d], y->div[d]);
+            if (x->contig[d] > 1 || y->contig[d] > 1) o->div[d] = 1;
+        }
+        break;
+    }
+    case IR_FOR: {
+        /* induction variable: lb + k*step */
+        ir_region *body = in->regions[0];
+        if (body->args.len) {
+            ax_info *iv = slot(C->t, body->args.data[0]);
+            if (iv) {
+                set_default(iv);
+                iv->div[0] = gcd64(ax_elem_div(C->t, in->operands[0]), ax_elem_div(C->t, in->operands[2]));
+            }
+            for (int k = 1; k < body->args.len; k++)
+                if (slot(C->t, body->args.data[k])) set_default(slot(C->t, body->args.data[k]));
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    for (int k = 0; k < in->num_regions; k++) {
+        ir_region *reg = in->regions[k];
+        for (int a = 0; a < reg->args.len; a++) {
+            ax_info *s = slot(C->t, reg->args.data[a]);
+            if (s && !(in->op == IR_FOR && k == 0 && a == 0)) set_default(s);
+        }
+        visit_region(C, reg);
+    }
+}
+
+static void visit_region(ax_ctx *C, ir_region *r) {
+    for (ir_inst *i = r->first; i; i = i->next) visit_inst(C, i);
+}
+
+ax_table *ax_analyze(blk_arena *a, ir_func *f, const ax_spec *spec) {
+    ax_table *t = ARENA_NEW(a, ax_table);
+    if (!t) return NULL;
+    t->num_values = ir_number_values(f);
+    t->info = ARENA_ARRAY(a, ax_info, t->num_values + 1);
+    if (!t->info) { t->num_values = 0; return t; }
+    ax_ctx C = {t, spec};
+    for (int i = 0; i < t->num_values; i++) set_default(&t->info[i]);
+    ir_region *body = f->body;
+    for (int k = 0; k < body->args.len; k++) {
+        ir_value *p = body->args.data[k];
+        ax_info *s = slot(t, p);
+        if (!s) continue;
+        ax_spec sp = spec ? spec[k] : AX_SPEC_NONE;
+        int64_t div = 1;
+        if (p->type.dtype == DT_PTR) div = dtype_bytes((blk_dtype)p->type.pointee); /* natural alignment */
+        if (sp == AX_SPEC_D16) div = 16;
+        set_uniform(s, p, div);
+        if (sp == AX_SPEC_EQ1) s->div[0] = 1;
+    }
+    visit_region(&C, body);
+    return t;
+}
+
+/* ---- dump ---- */
+
+static void dump_vals(blk_strbuf *out, const ax_table *t, ir_region *r) {
+    for (int a = 0; a < r->args.len; a++) {
+        ir_value *v = r->args.data[a];
+        if (!(dtype_is_int((blk_dtype)v->type.dtype) || v->type.dtype == DT_PTR)) continue;
+        const ax_info *i = ax_get(t, v);
+        sb_printf(out, "// %%%d: div=%lld\n", v->id, (long long)i->div[0]);
+    }
+    for (ir_inst *in = r->first; in; in = in->next) {
+        for (int k = 0; k < in->num_results; k++) {
+            ir_value *v = in->results[k];
+            blk_dtype dt = (blk_dtype)v->type.dtype;
+            if (!(dtype_is_int(dt) || dt == DT_PTR || dt == DT_BOOL)) continue;
+            const ax_info *i = ax_get(t, v);
+            int rank = v->type.rank ? v->type.rank : 1;
+            sb_printf(out, "// %%%d: contig=[", v->id);
+            for (int d = 0; d < rank; d++) sb_printf(out, "%s%lld", d ? ", " : "", (long long)i->contig[d]);
+            sb_puts(out, "] div=[");
+            for (int d = 0; d < rank; d++) sb_printf(out, "%s%lld", d ? ", " : "", (long long)i->div[d]);
+            sb_puts(out, "] const=[");
+            for (int d = 0; d < rank; d++) sb_printf(out, "%s%lld", d ? ", " : "", (long long)i->constancy[d]);
+            sb_puts(out, "]\n");
+        }
+        for (int k = 0; k < in->num_regions; k++) dump_vals(out, t, in->regions[k]);
+    }
+}
+
+/* The IR (as the printer writes it), then per kernel the facts of its
+ * integer/pointer values under the d16 specialisation. */
+void ax_dump_module(blk_strbuf *out, ir_module *m) {
+    ir_print_module(out, m);
+    blk_arena *a = m->arena;
+    for (ir_func *f = m->first; f; f = f->next) {
+        if (!f->is_kernel) continue;
+        int np = f->body->args.len;
+        ax_spec *spec = ARENA_ARRAY(a, ax_spec, np + 1);
+        if (!spec) return;
+        for (int k = 0; k < np; k++) {
+            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
+            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
+        }
+        ax_table *t = ax_analyze(a, f, spec);
+        sb_printf(out, "// axisinfo @%s (pointer and integer arguments divisible by 16)\n", f->name);
+        if (t) dump_vals(out, t, f->body);
+    }
+}
+
+void pass_axisinfo(ir_module *m) { (void)m; }

@@ -1,0 +1,496 @@
+/* layout.c — layout algebra and the layout assignment (layout.h).
+ *
+ * Needs: verified Block IR after canonicalize, the axisinfo of the same
+ * function (same value numbering). Guarantees: lay_get gives every block
+ * value a layout that fits its shape; the IR itself is not changed —
+ * conversions happen in codegen, at the uses whose layout differs.
+ *
+ * Assignment (Triton's coalesce + remove-layout-conversions, simplified):
+ *  1. anchors: each LOAD/STORE/ATOMIC on a pointer block gets the layout of
+ *     lay_for_access (the widest vector along the most contiguous dim);
+ *  2. backward: walking from the end, a value "wants" the layout its
+ *     consumer will read it in — memory ops want their anchor for all
+ *     operands, elementwise ops pass the result's want to their operands,
+ *     broadcast passes it unchanged, expand_dims passes slice(want), a
+ *     reduction whose result wants slice(P, axis) passes P, permute passes
+ *     the inverse permutation. The last consumer in program order wins.
+ *  3. forward: a value takes its want (if it fits), else the layout its
+ *     operands imply (elementwise: the first block operand's; reduce: the
+ *     slice of the operand's; expand_dims: lay_expand; ...), else the
+ *     default blocked layout for its shape. Loads and atomics always produce
+ *     their anchor. Loop-carried values take their init's layout.
+ * Cheap producers (arange, splat, constants, index arithmetic) thus compute
+ * directly in the layout of the memory access that consumes them.
+ */
+#include "layout.h"
+
+#include <string.h>
+
+static int ilog2_floor_pow2(int x) {
+    int p = 1;
+    while (p * 2 <= x) p *= 2;
+    return p;
+}
+static bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int *tpw, const int *wpc,
+                              const int *order) {
+    lay_layout *l = ARENA_NEW(a, lay_layout);
+    if (!l) return NULL;
+    l->kind = LAY_BLOCKED;
+    l->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        l->spt[d] = spt[d];
+        l->tpw[d] = tpw[d];
+        l->wpc[d] = wpc[d];
+        l->order[d] = order[d];
+    }
+    return l;
+}
+
+const lay_layout *lay_slice(blk_arena *a, const lay_layout *parent, int dim) {
+    if (!parent || dim < 0 || dim >= parent->rank) return NULL;
+    lay_layout *l = ARENA_NEW(a, lay_layout);
+    if (!l) return NULL;
+    l->kind = LAY_SLICE;
+    l->rank = parent->rank - 1;
+    l->slice_dim = dim;
+    l->parent = parent;
+    return l;
+}
+
+const lay_layout *lay_expand(blk_arena *a, const lay_layout *l, int dim) {
+    if (!l) return NULL;
+    if (l->kind == LAY_SLICE) return l->slice_dim == dim ? l->parent : NULL;
+    if (l->rank + 1 > IR_MAX_RANK || dim < 0 || dim > l->rank) return NULL;
+    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK];
+    for (int d = 0, s = 0; d <= l->rank; d++) {
+        if (d == dim) { spt[d] = tpw[d] = wpc[d] = 1; continue; }
+        spt[d] = l->spt[s];
+        tpw[d] = l->tpw[s];
+        wpc[d] = l->wpc[s];
+        s++;
+    }
+    for (int i = 0; i < l->rank; i++) order[i] = l->order[i] >= dim ? l->order[i] + 1 : l->order[i];
+    order[l->rank] = dim; /* the new dim is the slowest: it holds one element */
+    return lay_blocked(a, l->rank + 1, spt, tpw, wpc, order);
+}
+
+const lay_layout *lay_permute(blk_arena *a, const lay_layout *l, const int *perm) {
+    if (!l || l->kind != LAY_BLOCKED) return NULL;
+    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK], inv[IR_MAX_RANK];
+    for (int i = 0; i < l->rank; i++) {
+        spt[i] = l->spt[perm[i]];
+        tpw[i] = l->tpw[perm[i]];
+        wpc[i] = l->wpc[perm[i]];
+        inv[perm[i]] = i;
+    }
+    for (int j = 0; j < l->rank; j++) order[j] = inv[l->order[j]];
+    return lay_blocked(a, l->rank, spt, tpw, wpc, order);
+}
+
+void lay_flatten(const lay_layout *l, lay_flat *f) {
+    memset(f, 0, sizeof *f);
+    if (l->kind == LAY_BLOCKED) {
+        f->root_rank = f->rank = l->rank;
+        for (int d = 0; d < l->rank; d++) {
+            f->spt[d] = l->spt[d];
+            f->tpw[d] = l->tpw[d];
+            f->wpc[d] = l->wpc[d];
+            f->order[d] = l->order[d];
+            f->dims[d] = d;
+        }
+    } else {
+        lay_flatten(l->parent, f);
+        for (int d = l->slice_dim; d + 1 < f->rank; d++) f->dims[d] = f->dims[d + 1];
+        f->rank--;
+    }
+    /* value dims in the root's order, fastest first */
+    int k = 0;
+    for (int i = 0; i < f->root_rank; i++)
+        for (int d = 0; d < f->rank; d++)
+            if (f->dims[d] == f->order[i]) f->reg_order[k++] = d;
+}
+
+bool lay_eq(const lay_layout *a, const lay_layout *b) {
+    if (a == b) return true;
+    if (!a || !b || a->rank != b->rank) return false;
+    lay_flat x, y;
+    lay_flatten(a, &x);
+    lay_flatten(b, &y);
+    if (x.root_rank != y.root_rank) return false;
+    for (int d = 0; d < x.root_rank; d++)
+        if (x.spt[d] != y.spt[d] || x.tpw[d] != y.tpw[d] || x.wpc[d] != y.wpc[d] || x.order[d] != y.order[d])
+            return false;
+    for (int d = 0; d < x.rank; d++)
+        if (x.dims[d] != y.dims[d]) return false;
+    return true;
+}
+
+bool lay_fits(const lay_layout *l, int rank, const int32_t *shape) {
+    if (!l || l->rank != rank) return false;
+    lay_flat f;
+    lay_flatten(l, &f);
+    for (int d = 0; d < rank; d++) {
+        int p = f.dims[d];
+        int64_t S = shape[d], spt = f.spt[p], tile = spt * f.tpw[p] * f.wpc[p];
+        if (S <= spt) continue;
+        if (S % spt) return false;
+        if (S >= tile ? S % tile : tile % S) return false;
+    }
+    return true;
+}
+
+int lay_num_regs(const lay_layout *l, const int32_t *shape, int *n) {
+    lay_flat f;
+    lay_flatten(l, &f);
+    int total = 1;
+    for (int d = 0; d < f.rank; d++) {
+        int p = f.dims[d];
+        int S = shape[d], spt = f.spt[p], tile = spt * f.tpw[p] * f.wpc[p];
+        int nd = S <= spt ? S : spt * (S / tile > 1 ? S / tile : 1);
+        if (n) n[d] = nd;
+        total *= nd;
+    }
+    return total;
+}
+
+const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shape, int num_warps, int fast_dim,
+                                     int vec) {
+    int spt[IR_MAX_RANK] = {0}, tpw[IR_MAX_RANK] = {0}, wpc[IR_MAX_RANK] = {0}, order[IR_MAX_RANK] = {0};
+    if (rank < 1 || rank > IR_MAX_RANK) return NULL;
+    int k = 0;
+    order[k++] = fast_dim;
+    for (int d = rank - 1; d >= 0; d--)
+        if (d != fast_dim) order[k++] = d;
+    for (int d = 0; d < rank; d++) {
+        tpw[d] = wpc[d] = 1;
+        if (!is_pow2(shape[d])) spt[d] = shape[d]; /* held whole by every thread */
+        else spt[d] = d == fast_dim ? (vec < shape[d] ? ilog2_floor_pow2(vec) : shape[d]) : 1;
+    }
+    int lanes = 32, warps = num_warps;
+    for (int i = 0; i < rank; i++) {
+        int d = order[i];
+        if (!is_pow2(shape[d])) continue;
+        int t = shape[d] / spt[d];
+        if (t > lanes) t = lanes;
+        tpw[d] = t;
+        lanes /= t;
+    }
+    tpw[order[rank - 1]] *= lanes; /* too few elements: replicate */
+    for (int i = 0; i < rank; i++) {
+        int d = order[i];
+        if (!is_pow2(shape[d])) continue;
+        int t = shape[d] / (spt[d] * tpw[d]);
+        if (t < 1) t = 1;
+        if (t > warps) t = warps;
+        wpc[d] = t;
+        warps /= t;
+    }
+    wpc[order[rank - 1]] *= warps;
+    return lay_blocked(a, rank, spt, tpw, wpc, order);
+}
+
+static void print_ints(blk_strbuf *out, const char *name, const int *v, int n) {
+    sb_printf(out, "%s=[", name);
+    for (int i = 0; i < n; i++) sb_printf(out, "%s%d", i ? ", " : "", v[i]);
+    sb_puts(out, "]");
+}
+
+void lay_print(blk_strbuf *out, const lay_layout *l) {
+    if (!l) { sb_puts(out, "#none"); return; }
+    if (l->kind == LAY_SLICE) {
+        sb_printf(out, "#slice<dim=%d, ", l->slice_dim);
+        lay_print(out, l->parent);
+        sb_puts(out, ">");
+        return;
+    }
+    sb_puts(out, "#blocked<");
+    print_ints(out, "spt", l->spt, l->rank);
+    print_ints(out, ", tpw", l->tpw, l->rank);
+    print_ints(out, ", wpc", l->wpc, l->rank);
+    print_ints(out, ", order", l->order, l->rank);
+    sb_puts(out, ">");
+}
+
+/* ---- assignment ---- */
+
+const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
+                                 int max_vec_bytes) {
+    int rank = ptr->type.rank;
+    if (!rank) return NULL;
+    const ax_info *i = ax_get(ax, ptr);
+    int fast = rank - 1;
+    for (int d = rank - 1; d >= 0; d--)
+        if (i->contig[d] > i->contig[fast]) fast = d;
+    int eb = dtype_bytes((blk_dtype)ptr->type.pointee);
+    int64_t vec = max_vec_bytes / eb;
+    if (vec < 1) vec = 1;
+    if (i->contig[fast] < vec) vec = i->contig[fast];
+    int64_t align = i->div[fast] / eb;
+    if (align < 1) align = 1;
+    if (align < vec) vec = align;
+    int64_t per_thread = ir_numel(ptr->type) / (32 * num_warps);
+    if (per_thread < 1) per_thread = 1;
+    if (per_thread < vec) vec = per_thread;
+    return lay_choose_blocked(a, rank, ptr->type.shape, num_warps, fast, (int)vec);
+}
+
+typedef struct {
+    blk_arena *a;
+    const ax_table *ax;
+    lay_table *t;
+    const lay_layout **want;
+    int max_vec_bytes;
+} lay_ctx;
+
+static bool in_range(lay_ctx *L, const ir_value *v) { return v && v->id >= 0 && v->id < L->t->num_values; }
+
+static void want_set(lay_ctx *L, const ir_value *v, const lay_layout *l) {
+    if (!l || !in_range(L, v) || !v->type.rank || L->want[v->id]) return;
+    if (!lay_fits(l, v->type.rank, v->type.shape)) return;
+    L->want[v->id] = l;
+}
+static const lay_layout *want_of(lay_ctx *L, const ir_value *v) { return in_range(L, v) ? L->want[v->id] : NULL; }
+
+static const lay_layout *access_layout(lay_ctx *L, ir_inst *in) {
+    ir_value *p = in->operands[0];
+    return p->type.rank ? lay_for_access(L->a, p, L->ax, L->t->num_warps, L->max_vec_bytes) : NULL;
+}
+
+/* The layout a load (or atomic) produces: its consumers' want when that
+ * keeps the access's fastest dimension (so it stays coalesced; e.g. a bias
+ * row loaded straight into the slice layout its broadcast needs), else the
+ * access anchor. back_inst and fwd_inst agree through this one function. */
+static const lay_layout *load_layout(lay_ctx *L, ir_inst *in) {
+    const lay_layout *an = access_layout(L, in), *w = in->num_results ? want_of(L, in->results[0]) : NULL;
+    if (!an || !w) return an;
+    lay_flat fw, fa;
+    lay_flatten(w, &fw);
+    lay_flatten(an, &fa);
+    return fw.reg_order[0] == fa.reg_order[0] ? w : an;
+}
+
+static ir_inst *terminator(ir_region *r) { return r ? r->last : NULL; }
+
+static void back_region(lay_ctx *L, ir_region *r);
+
+static void back_inst(lay_ctx *L, ir_inst *in) {
+    ir_value *res = in->num_results ? in->results[0] : NULL;
+    const lay_layout *w = res ? want_of(L, res) : NULL;
+    switch (in->op) {
+    case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: {
+        const lay_layout *an = in->op == IR_STORE ? access_layout(L, in) : load_layout(L, in);
+        for (int k = 0; k < in->num_operands; k++) want_set(L, in->operands[k], an);
+        return;
+    }
+    case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
+        want_set(L, in->operands[0], w);
+        return;
+    case IR_EXPAND_DIMS:
+        if (w && in->operands[0]->type.rank) want_set(L, in->operands[0], lay_slice(L->a, w, in->axis));
+        return;
+    case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION:
+        if (w && w->kind == LAY_SLICE && w->slice_dim == in->axis) want_set(L, in->operands[0], w->parent);
+        return;
+    case IR_PERMUTE:
+        if (w && w->kind == LAY_BLOCKED) {
+            int inv[IR_MAX_RANK];
+            for (int i = 0; i < res->type.rank; i++) inv[in->perm[i]] = i;
+            want_set(L, in->operands[0], lay_permute(L->a, w, inv));
+        }
+        return;
+    case IR_FOR: {
+        ir_region *body = in->regions[0];
+        for (int pass = 0; pass < 2; pass++) {
+            for (int k = 0; k < in->num_results && 1 + k < body->args.len; k++)
+                want_set(L, body->args.data[1 + k], want_of(L, in->results[k]));
+            ir_inst *y = terminator(body);
+            if (y && y->op == IR_YIELD)
+                for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
+                    want_set(L, y->operands[k], want_of(L, body->args.data[1 + k]));
+            back_region(L, body);
+        }
+        for (int k = 1; k < body->args.len && 2 + k < in->num_operands; k++)
+            want_set(L, in->operands[2 + k], want_of(L, body->args.data[k]));
+        return;
+    }
+    case IR_WHILE: {
+        back_region(L, in->regions[1]);
+        ir_inst *c = terminator(in->regions[0]);
+        if (c && c->op == IR_CONDITION)
+            for (int k = 1; k < c->num_operands; k++) {
+                want_set(L, c->operands[k], want_of(L, in->results[k - 1]));
+                if (k - 1 < in->regions[1]->args.len) want_set(L, c->operands[k], want_of(L, in->regions[1]->args.data[k - 1]));
+            }
+        back_region(L, in->regions[0]);
+        for (int k = 0; k < in->num_operands && k < in->regions[0]->args.len; k++)
+            want_set(L, in->operands[k], want_of(L, in->regions[0]->args.data[k]));
+        return;
+    }
+    case IR_IF:
+        for (int r = 0; r < in->num_regions; r++) {
+            ir_inst *y = terminator(in->regions[r]);
+            if (y && y->op == IR_YIELD)
+                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
+                    want_set(L, y->operands[k], want_of(L, in->results[k]));
+            back_region(L, in->regions[r]);
+        }
+        return;
+    default:
+        break;
+    }
+    if (ir_op_has(in->op, OPF_ELEM) && w)
+        for (int k = 0; k < in->num_operands; k++) want_set(L, in->operands[k], w);
+}
+
+static void back_region(lay_ctx *L, ir_region *r) {
+    for (ir_inst *i = r->last; i; i = i->prev) back_inst(L, i);
+}
+
+static const lay_layout *lay_of(lay_ctx *L, const ir_value *v) { return in_range(L, v) ? L->t->lay[v->id] : NULL; }
+
+static void assign(lay_ctx *L, ir_value *v, const lay_layout *derived) {
+    if (!in_range(L, v) || !v->type.rank) return;
+    const lay_layout *l = want_of(L, v);
+    if (!l && derived && lay_fits(derived, v->type.rank, v->type.shape)) l = derived;
+    if (!l) l = lay_choose_blocked(L->a, v->type.rank, v->type.shape, L->t->num_warps, v->type.rank - 1, 1);
+    L->t->lay[v->id] = l;
+}
+
+static void force(lay_ctx *L, ir_value *v, const lay_layout *l) {
+    if (!in_range(L, v) || !v->type.rank) return;
+    if (l && lay_fits(l, v->type.rank, v->type.shape)) L->t->lay[v->id] = l;
+    else L->want[v->id] = NULL, assign(L, v, NULL);
+}
+
+static void fwd_region(lay_ctx *L, ir_region *r);
+
+static void fwd_inst(lay_ctx *L, ir_inst *in) {
+    ir_value *res = in->num_results ? in->results[0] : NULL;
+    const lay_layout *x = in->num_operands ? lay_of(L, in->operands[0]) : NULL;
+    switch (in->op) {
+    case IR_LOAD: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS:
+        force(L, res, load_layout(L, in));
+        return;
+    case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
+        assign(L, res, x);
+        return;
+    case IR_EXPAND_DIMS:
+        assign(L, res, lay_expand(L->a, x, in->axis));
+        return;
+    case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION:
+        if (res && res->type.rank) assign(L, res, lay_slice(L->a, x, in->axis));
+        for (int k = 0; k < in->num_regions; k++) fwd_region(L, in->regions[k]);
+        return;
+    case IR_PERMUTE:
+        assign(L, res, lay_permute(L->a, x, in->perm));
+        return;
+    case IR_FOR: {
+        ir_region *body = in->regions[0];
+        for (int k = 1; k < body->args.len; k++)
+            assign(L, body->args.data[k], 2 + k < in->num_operands ? lay_of(L, in->operands[2 + k]) : NULL);
+        fwd_region(L, body);
+        for (int k = 0; k < in->num_results; k++)
+            force(L, in->results[k], 1 + k < body->args.len ? lay_of(L, body->args.data[1 + k]) : NULL);
+        return;
+    }
+    case IR_WHILE: {
+        ir_region *cr = in->regions[0], *br = in->regions[1];
+        for (int k = 0; k < cr->args.len; k++)
+            assign(L, cr->args.data[k], k < in->num_operands ? lay_of(L, in->operands[k]) : NULL);
+        fwd_region(L, cr);
+        ir_inst *c = terminator(cr);
+        bool cond_ok = c && c->op == IR_CONDITION;
+        for (int k = 0; k < br->args.len; k++)
+            assign(L, br->args.data[k], cond_ok && k + 1 < c->num_operands ? lay_of(L, c->operands[k + 1]) : NULL);
+        fwd_region(L, br);
+        for (int k = 0; k < in->num_results; k++)
+            assign(L, in->results[k], cond_ok && k + 1 < c->num_operands ? lay_of(L, c->operands[k + 1]) : NULL);
+        return;
+    }
+    case IR_IF: {
+        for (int r = 0; r < in->num_regions; r++) fwd_region(L, in->regions[r]);
+        for (int k = 0; k < in->num_results; k++) {
+            const lay_layout *d = NULL;
+            for (int r = 0; r < in->num_regions && !d; r++) {
+                ir_inst *y = terminator(in->regions[r]);
+                if (y && y->op == IR_YIELD && k < y->num_operands) d = lay_of(L, y->operands[k]);
+            }
+            assign(L, in->results[k], d);
+        }
+        return;
+    }
+    default:
+        break;
+    }
+    const lay_layout *derived = NULL;
+    if (ir_op_has(in->op, OPF_ELEM))
+        for (int k = 0; k < in->num_operands && !derived; k++) derived = lay_of(L, in->operands[k]);
+    for (int k = 0; k < in->num_results; k++) assign(L, in->results[k], derived);
+    for (int k = 0; k < in->num_regions; k++) fwd_region(L, in->regions[k]);
+}
+
+static void fwd_region(lay_ctx *L, ir_region *r) {
+    for (int k = 0; k < r->args.len; k++)
+        if (in_range(L, r->args.data[k]) && !L->t->lay[r->args.data[k]->id]) assign(L, r->args.data[k], NULL);
+    for (ir_inst *i = r->first; i; i = i->next) fwd_inst(L, i);
+}
+
+lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes) {
+    lay_table *t = ARENA_NEW(a, lay_table);
+    if (!t) return NULL;
+    t->num_values = ir_number_values(f);
+    t->num_warps = f->num_warps > 0 ? f->num_warps : 4;
+    t->lay = ARENA_ARRAY(a, const lay_layout *, t->num_values + 1);
+    lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes};
+    if (!t->lay || !L.want) { t->num_values = 0; return t; }
+    back_region(&L, f->body);
+    fwd_region(&L, f->body);
+    return t;
+}
+
+const lay_layout *lay_get(const lay_table *t, const ir_value *v) {
+    return t && v && v->id >= 0 && v->id < t->num_values ? t->lay[v->id] : NULL;
+}
+
+/* ---- dump ---- */
+
+static void dump_region(blk_strbuf *out, const lay_table *t, ir_region *r) {
+    for (int k = 0; k < r->args.len; k++)
+        if (lay_get(t, r->args.data[k])) {
+            sb_printf(out, "// %%%d: ", r->args.data[k]->id);
+            lay_print(out, lay_get(t, r->args.data[k]));
+            sb_putc(out, '\n');
+        }
+    for (ir_inst *in = r->first; in; in = in->next) {
+        for (int k = 0; k < in->num_results; k++)
+            if (lay_get(t, in->results[k])) {
+                sb_printf(out, "// %%%d: ", in->results[k]->id);
+                lay_print(out, lay_get(t, in->results[k]));
+                sb_putc(out, '\n');
+            }
+        for (int k = 0; k < in->num_regions; k++) dump_region(out, t, in->regions[k]);
+    }
+}
+
+void lay_dump_module(blk_strbuf *out, ir_module *m) {
+    ir_print_module(out, m);
+    for (ir_func *f = m->first; f; f = f->next) {
+        if (!f->is_kernel) continue;
+        int np = f->body->args.len;
+        ax_spec *spec = ARENA_ARRAY(m->arena, ax_spec, np + 1);
+        if (!spec) return;
+        for (int k = 0; k < np; k++) {
+            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
+            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
+        }
+        ax_table *ax = ax_analyze(m->arena, f, spec);
+        lay_table *t = ax ? lay_assign(m->arena, f, ax, 16) : NULL;
+        sb_printf(out, "// layouts @%s (num_warps=%d; pointer and integer arguments divisible by 16)\n", f->name,
+                  t ? t->num_warps : 0);
+        if (t) dump_region(out, t, f->body);
+    }
+}
+
+void pass_layout(ir_module *m) { (void)m; }

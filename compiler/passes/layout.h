@@ -1,0 +1,117 @@
+/* layout.h — distributed layouts: which thread of a program instance holds
+ * which elements of a block (Triton's TritonGPUAttrDefs, simplified).
+ *
+ * BLOCKED  sizePerThread spt[d], threadsPerWarp tpw[d] (product 32),
+ *          warpsPerCTA wpc[d] (product num_warps), order[] (fastest dim
+ *          first). Along dim d the layout tiles tile[d] = spt*tpw*wpc
+ *          elements: a thread with coordinate tc[d] (its warp's coordinate
+ *          times tpw plus its lane's) owns the spt[d] consecutive elements
+ *          starting at tc[d]*spt[d] of every tile. A dim larger than the tile
+ *          repeats it (the thread owns more registers); a smaller dim wraps
+ *          around (threads own copies: replication).
+ *
+ *          #blocked<spt=[1, 4], tpw=[2, 16], wpc=[4, 1], order=[1, 0]> on
+ *          f32[8, 64]  (4 warps; each row shows the thread ids owning the
+ *          4-element groups; t0 holds [0, 0..3], t1 [0, 4..7], ...)
+ *
+ *             cols 0..3  4..7      60..63
+ *          row 0   t0    t1  ...   t15
+ *          row 1   t16   t17 ...   t31      <- warp 0
+ *          row 2   t32   t33 ...   t47      <- warp 1
+ *          ...
+ *          row 7   t112  ...       t127     <- warp 3
+ *
+ * SLICE    slice<dim=d, parent=P>: the layout of a value with dim d of P
+ *          removed (a reduction's result along d). A thread holds the
+ *          elements whose other coordinates it holds under P; all threads
+ *          differing only in their d coordinate hold the same values.
+ *          expand_dims(x, d) of a SLICE(d, P) value is P again, for free.
+ *
+ * Layouts are independent of the shape they are applied to (as in Triton):
+ * the same #blocked describes i32[16, 1] and i32[16, 256], which makes
+ * broadcast and expand_dims register renamings.
+ *
+ * Registers of a value: per dim n[d] = S < spt ? S : spt * max(1, S / tile)
+ * elements, enumerated with the layout's fastest dim fastest, so a thread's
+ * spt consecutive elements of the fastest dim are adjacent registers (what
+ * ld.global.v4 needs).
+ *
+ * Later issues add MMA (accumulator), DOT_OPERAND and SHARED (swizzled)
+ * kinds to lay_kind.
+ */
+#ifndef BLK_LAYOUT_H
+#define BLK_LAYOUT_H
+
+#include "../ir/ir.h"
+#include "axisinfo.h"
+
+typedef enum { LAY_BLOCKED, LAY_SLICE } lay_kind;
+
+typedef struct lay_layout lay_layout;
+struct lay_layout {
+    lay_kind kind;
+    int rank;                /* rank of the values it describes */
+    /* BLOCKED */
+    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK];
+    /* SLICE */
+    int slice_dim;
+    const lay_layout *parent;
+};
+
+/* A layout flattened to its root BLOCKED layout: value dim d is root dim
+ * dims[d]; root dims not in dims[] were sliced away. */
+typedef struct {
+    int root_rank;
+    int spt[IR_MAX_RANK + 1], tpw[IR_MAX_RANK + 1], wpc[IR_MAX_RANK + 1], order[IR_MAX_RANK + 1];
+    int rank;
+    int dims[IR_MAX_RANK];
+    int reg_order[IR_MAX_RANK]; /* value dims, fastest first */
+} lay_flat;
+
+const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int *tpw, const int *wpc,
+                              const int *order);
+const lay_layout *lay_slice(blk_arena *a, const lay_layout *parent, int dim);
+/* The layout of expand_dims(x, dim) for x in layout l: the parent when l
+ * slices dim, else l with a new dim of one element per thread. */
+const lay_layout *lay_expand(blk_arena *a, const lay_layout *l, int dim);
+/* The layout of permute(x, perm) for x in layout l (NULL if l is a slice). */
+const lay_layout *lay_permute(blk_arena *a, const lay_layout *l, const int *perm);
+bool lay_eq(const lay_layout *a, const lay_layout *b);
+void lay_flatten(const lay_layout *l, lay_flat *f);
+/* Can l describe a block of this shape (every dim a multiple or a divisor of
+ * the layout's tile, or held whole by each thread)? */
+bool lay_fits(const lay_layout *l, int rank, const int32_t *shape);
+/* Registers per thread for a block of `shape` (n[d] per dim when n != NULL). */
+int lay_num_regs(const lay_layout *l, const int32_t *shape, int *n);
+/* The blocked layout spreading `shape` over num_warps warps with `vec`
+ * consecutive elements per thread along fast_dim. */
+const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shape, int num_warps, int fast_dim,
+                                     int vec);
+/* "#blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>" / "#slice<dim=0, #blocked<...>>" */
+void lay_print(blk_strbuf *out, const lay_layout *l);
+
+/* ---- the layout assignment (layout.c) ---- */
+typedef struct {
+    int num_values;
+    const lay_layout **lay;    /* by value id; NULL for scalars */
+    int num_warps;
+} lay_table;
+
+/* Needs: ax (for f, same numbering). Guarantees: every block value has a
+ * layout that fits its shape; loads and stores have the layout that makes
+ * their accesses as wide and coalesced as axisinfo proves possible. Where an
+ * operand's layout differs from what its consumer needs, codegen converts
+ * (through shared memory); the assignment chooses layouts backward from
+ * memory accesses so that this is rare. */
+lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes);
+const lay_layout *lay_get(const lay_table *t, const ir_value *v);
+/* The layout a LOAD/STORE/ATOMIC wants for its pointer block of shape/type
+ * ptr (from axisinfo): widest vector along the most contiguous dim. */
+const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
+                                 int max_vec_bytes);
+
+/* --emit=ir-after=layout: the IR, then the layout of every block value. */
+void lay_dump_module(blk_strbuf *out, ir_module *m);
+void pass_layout(ir_module *m); /* analysis only: leaves the IR unchanged */
+
+#endif

@@ -1,0 +1,149 @@
+/* convert.c — turning blkrt_args into kernel parameter values.
+ *
+ * Every parameter gets an 8-byte slot; the value is written little-endian in
+ * the parameter's width (the driver copies that many bytes from the slot).
+ * Integers are range-checked against their type (u64 takes the bit pattern
+ * of the int64). Floats are rounded once, from the double, to nearest even;
+ * the narrow formats follow compiler/ir/fpconv.c bit for bit (f16/bf16
+ * overflow to inf, f8 saturates to the largest finite value, NaN becomes
+ * the canonical 0x7FFF / 0x7F), so a kernel sees the same value on the
+ * GPU as on the interpreter. No libm: the rounding works on the bits.
+ */
+#include <string.h>
+
+#include "rt.h"
+
+typedef struct {
+    int mbits, ebits, bias;
+    bool saturate;          /* overflow -> largest finite (f8) instead of inf */
+    uint32_t inf_bits;      /* magnitude bits of infinity (unused when saturating) */
+    uint32_t max_bits;      /* magnitude bits of the largest finite value */
+    uint32_t nan_bits, sign_bit;
+} fp_format;
+
+static const fp_format fmt_f16 = {10, 5, 15, false, 0x7C00, 0x7BFF, 0x7FFF, 0x8000};
+static const fp_format fmt_bf16 = {7, 8, 127, false, 0x7F80, 0x7F7F, 0x7FFF, 0x8000};
+static const fp_format fmt_e4m3 = {3, 4, 7, true, 0, 0x7E, 0x7F, 0x80};
+static const fp_format fmt_e5m2 = {2, 5, 15, true, 0x7C, 0x7B, 0x7F, 0x80};
+
+static uint32_t encode(const fp_format *f, double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    uint32_t sign = (bits >> 63) ? f->sign_bit : 0;
+    int exp = (int)((bits >> 52) & 0x7FF);
+    uint64_t mant = bits & ((UINT64_C(1) << 52) - 1);
+    if (exp == 0x7FF) {
+        if (mant) return f->nan_bits;
+        return sign | (f->saturate ? f->max_bits : f->inf_bits);
+    }
+    if (exp == 0 && mant == 0) return sign;
+    /* value = sig * 2^(e - 52), sig < 2^53 */
+    uint64_t sig = exp ? (mant | (UINT64_C(1) << 52)) : mant;
+    int e = exp ? exp - 1023 : -1022;
+    int emin = 1 - f->bias;
+    /* The quantum (one unit in the last place of the target) at this
+     * magnitude is 2^(max(e, emin) - mbits); drop the bits below it. */
+    int qexp = (e >= emin ? e : emin) - f->mbits;
+    int shift = qexp - (e - 52);
+    uint64_t q;
+    if (shift <= 0) {
+        q = sig << -shift; /* cannot happen for these formats (mbits < 52); kept for clarity */
+    } else if (shift > 54) {
+        q = 0; /* below half the smallest subnormal */
+    } else {
+        q = sig >> shift;
+        uint64_t rem = sig & ((UINT64_C(1) << shift) - 1), half = UINT64_C(1) << (shift - 1);
+        if (rem > half || (rem == half && (q & 1))) q++;
+    }
+    /* q counts quanta of 2^qexp. Re-encode: for a normal result q is in
+     * [2^mbits, 2^(mbits+1)]; for a subnormal one q < 2^mbits, and q ==
+     * 2^mbits is exactly the smallest normal, whose encoding is q itself. */
+    uint64_t mag;
+    if (e >= emin) {
+        int be = e + f->bias;
+        if (q == (UINT64_C(1) << (f->mbits + 1))) {
+            q >>= 1;
+            be++;
+        }
+        mag = ((uint64_t)be << f->mbits) | (q - (UINT64_C(1) << f->mbits));
+    } else {
+        mag = q;
+    }
+    if (mag > f->max_bits) return sign | (f->saturate ? f->max_bits : f->inf_bits);
+    return sign | (uint32_t)mag;
+}
+
+uint16_t rt_f64_to_f16(double x) { return (uint16_t)encode(&fmt_f16, x); }
+uint16_t rt_f64_to_bf16(double x) { return (uint16_t)encode(&fmt_bf16, x); }
+uint8_t rt_f64_to_f8e4m3(double x) { return (uint8_t)encode(&fmt_e4m3, x); }
+uint8_t rt_f64_to_f8e5m2(double x) { return (uint8_t)encode(&fmt_e5m2, x); }
+
+static const char *kind_name(blkrt_arg_kind k) {
+    switch (k) {
+    case BLKRT_ARG_PTR: return "a pointer (BLKRT_PTR)";
+    case BLKRT_ARG_INT: return "an integer (BLKRT_INT)";
+    case BLKRT_ARG_FLOAT: return "a float (BLKRT_FLOAT)";
+    }
+    return "an argument of unknown kind";
+}
+
+static blkrt_status bad_kind(const blkrt_kernel *k, int i, blkrt_arg_kind want, blkrt_arg_kind got) {
+    const rt_param *p = &k->meta->params[i];
+    return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': argument %d '%s' (%s) needs %s, got %s", k->name, i + 1,
+                  p->name, p->type_str, kind_name(want), kind_name(got));
+}
+
+blkrt_status rt_convert_arg(const blkrt_kernel *k, int i, const blkrt_arg *a, uint64_t *slot, bool *is_d16,
+                            bool *is_eq1) {
+    const rt_param *p = &k->meta->params[i];
+    rt_type t = p->type;
+    *slot = 0;
+    *is_d16 = *is_eq1 = false;
+    if (t == RT_T_PTR) {
+        if (a->kind != BLKRT_ARG_PTR) return bad_kind(k, i, BLKRT_ARG_PTR, a->kind);
+        *slot = a->v.ptr;
+        *is_d16 = (a->v.ptr & 15) == 0;
+        return BLKRT_OK;
+    }
+    if (rt_type_is_float(t)) {
+        if (a->kind != BLKRT_ARG_FLOAT) return bad_kind(k, i, BLKRT_ARG_FLOAT, a->kind);
+        double x = a->v.f;
+        switch (t) {
+        case RT_T_F64: memcpy(slot, &x, 8); break;
+        case RT_T_F32: {
+            float f = (float)x;
+            memcpy(slot, &f, 4);
+            break;
+        }
+        case RT_T_F16: *slot = rt_f64_to_f16(x); break;
+        case RT_T_BF16: *slot = rt_f64_to_bf16(x); break;
+        case RT_T_F8E4M3: *slot = rt_f64_to_f8e4m3(x); break;
+        case RT_T_F8E5M2: *slot = rt_f64_to_f8e5m2(x); break;
+        default: break;
+        }
+        return BLKRT_OK;
+    }
+    /* integers and bool */
+    if (a->kind != BLKRT_ARG_INT) return bad_kind(k, i, BLKRT_ARG_INT, a->kind);
+    int64_t v = a->v.i;
+    int64_t lo = INT64_MIN, hi = INT64_MAX;
+    switch (t) {
+    case RT_T_BOOL: lo = 0, hi = 1; break;
+    case RT_T_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+    case RT_T_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+    case RT_T_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+    case RT_T_U8: lo = 0, hi = UINT8_MAX; break;
+    case RT_T_U16: lo = 0, hi = UINT16_MAX; break;
+    case RT_T_U32: lo = 0, hi = UINT32_MAX; break;
+    default: break; /* i64, u64: every int64 (u64 takes the bits) */
+    }
+    if (v < lo || v > hi)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': argument %d '%s' (%s): %lld is out of range", k->name,
+                      i + 1, p->name, p->type_str, (long long)v);
+    int bytes = rt_type_bytes(t);
+    uint64_t u = (uint64_t)v;
+    *slot = bytes == 8 ? u : u & ((UINT64_C(1) << (bytes * 8)) - 1);
+    *is_d16 = (u & 15) == 0;
+    *is_eq1 = v == 1;
+    return BLKRT_OK;
+}

@@ -1,0 +1,151 @@
+/* error.c — how libblkrt reports failure (SQLite's way: record and return).
+ *
+ * Each thread has one message buffer; a failing call writes it and returns a
+ * status. Successful calls do not touch it, so the launch path never pays for
+ * error reporting unless something is wrong.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define RT_MSG_SIZE 8192
+
+static _Thread_local char msg[RT_MSG_SIZE];
+
+const char *blkrt_last_error(void) { return msg; }
+const char *blkrt_version(void) { return BLKRT_VERSION; }
+
+blkrt_status rt_err(blkrt_status s, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return s;
+}
+
+void rt_err_append(const char *text) {
+    size_t n = strlen(msg);
+    if (n + 1 >= sizeof msg) return;
+    snprintf(msg + n, sizeof msg - n, "%s", text);
+    /* Mark truncation so that a cut log does not look complete. */
+    if (n + strlen(text) + 1 > sizeof msg) memcpy(msg + sizeof msg - 16, "\n...(truncated)", 16);
+}
+
+const char *blkrt_status_name(blkrt_status s) {
+    switch (s) {
+    case BLKRT_OK: return "BLKRT_OK";
+    case BLKRT_ERR_NO_DRIVER: return "BLKRT_ERR_NO_DRIVER";
+    case BLKRT_ERR_NO_DEVICE: return "BLKRT_ERR_NO_DEVICE";
+    case BLKRT_ERR_INVALID_HANDLE: return "BLKRT_ERR_INVALID_HANDLE";
+    case BLKRT_ERR_INVALID_VALUE: return "BLKRT_ERR_INVALID_VALUE";
+    case BLKRT_ERR_INVALID_LAUNCH: return "BLKRT_ERR_INVALID_LAUNCH";
+    case BLKRT_ERR_META: return "BLKRT_ERR_META";
+    case BLKRT_ERR_NOT_FOUND: return "BLKRT_ERR_NOT_FOUND";
+    case BLKRT_ERR_JIT: return "BLKRT_ERR_JIT";
+    case BLKRT_ERR_PTX_VERSION: return "BLKRT_ERR_PTX_VERSION";
+    case BLKRT_ERR_OUT_OF_MEMORY: return "BLKRT_ERR_OUT_OF_MEMORY";
+    case BLKRT_ERR_NO_COMPILER: return "BLKRT_ERR_NO_COMPILER";
+    case BLKRT_ERR_COMPILE: return "BLKRT_ERR_COMPILE";
+    case BLKRT_ERR_LAUNCH_FAILED: return "BLKRT_ERR_LAUNCH_FAILED";
+    case BLKRT_ERR_UNSUPPORTED: return "BLKRT_ERR_UNSUPPORTED";
+    case BLKRT_ERR_IO: return "BLKRT_ERR_IO";
+    case BLKRT_ERR_DRIVER: return "BLKRT_ERR_DRIVER";
+    }
+    return "BLKRT_ERR_?";
+}
+
+/* Names for when the driver cannot be asked (and for drivers that do not
+ * know a code). */
+static const struct {
+    int code;
+    const char *name;
+} cu_names[] = {
+    {RT_CUDA_SUCCESS, "CUDA_SUCCESS"},
+    {RT_CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+    {RT_CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {RT_CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+    {RT_CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
+    {RT_CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY"},
+    {RT_CUDA_ERROR_INSUFFICIENT_DRIVER, "CUDA_ERROR_INSUFFICIENT_DRIVER"},
+    {RT_CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+    {RT_CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+    {RT_CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+    {RT_CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+    {RT_CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {RT_CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
+    {RT_CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"},
+    {RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+    {RT_CUDA_ERROR_JIT_COMPILATION_DISABLED, "CUDA_ERROR_JIT_COMPILATION_DISABLED"},
+    {RT_CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+    {RT_CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+    {RT_CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY"},
+    {RT_CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+    {RT_CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT"},
+    {RT_CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+    {RT_CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS"},
+    {RT_CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
+    {RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
+    {RT_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+    {RT_CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
+};
+
+const char *rt_cu_name(CUresult r) {
+    const rt_cuda *cu = rt_driver_peek();
+    const char *s = NULL;
+    if (cu && cu->cuGetErrorName(r, &s) == RT_CUDA_SUCCESS && s) return s;
+    for (size_t i = 0; i < sizeof cu_names / sizeof cu_names[0]; i++)
+        if (cu_names[i].code == r) return cu_names[i].name;
+    return "CUDA_ERROR_?";
+}
+
+const char *rt_cu_string(CUresult r) {
+    const rt_cuda *cu = rt_driver_peek();
+    const char *s = NULL;
+    if (cu && cu->cuGetErrorString(r, &s) == RT_CUDA_SUCCESS && s) return s;
+    return "no description";
+}
+
+/* The status a driver error maps to: the caller can act on these classes
+ * (retry smaller, fix the PTX, give up on the device) without parsing text. */
+static blkrt_status status_of(CUresult r) {
+    switch (r) {
+    case RT_CUDA_ERROR_OUT_OF_MEMORY: return BLKRT_ERR_OUT_OF_MEMORY;
+    case RT_CUDA_ERROR_NOT_INITIALIZED:
+    case RT_CUDA_ERROR_DEINITIALIZED:
+    case RT_CUDA_ERROR_STUB_LIBRARY:
+    case RT_CUDA_ERROR_INSUFFICIENT_DRIVER: return BLKRT_ERR_NO_DRIVER;
+    case RT_CUDA_ERROR_NO_DEVICE:
+    case RT_CUDA_ERROR_INVALID_DEVICE: return BLKRT_ERR_NO_DEVICE;
+    case RT_CUDA_ERROR_INVALID_IMAGE:
+    case RT_CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case RT_CUDA_ERROR_INVALID_PTX:
+    case RT_CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case RT_CUDA_ERROR_JIT_COMPILATION_DISABLED: return BLKRT_ERR_JIT;
+    case RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return BLKRT_ERR_PTX_VERSION;
+    case RT_CUDA_ERROR_NOT_FOUND: return BLKRT_ERR_NOT_FOUND;
+    case RT_CUDA_ERROR_ILLEGAL_ADDRESS:
+    case RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case RT_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case RT_CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case RT_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case RT_CUDA_ERROR_LAUNCH_FAILED: return BLKRT_ERR_LAUNCH_FAILED;
+    default: return BLKRT_ERR_DRIVER;
+    }
+}
+
+blkrt_status rt_cu_err(CUresult r, const char *what) {
+    return rt_err(status_of(r), "%s: %s (%d): %s", what, rt_cu_name(r), (int)r, rt_cu_string(r));
+}
+
+char *rt_strndup(const char *s, size_t n) {
+    char *r = malloc(n + 1);
+    if (r) {
+        memcpy(r, s, n);
+        r[n] = 0;
+    }
+    return r;
+}

@@ -1,0 +1,272 @@
+/* blkrt.h — the public API of libblkrt, the blk runtime.
+ *
+ * libblkrt loads compiled blk kernels (PTX or cubin carrying "blk-meta" lines,
+ * see docs/runtime.md) and launches them through the CUDA Driver API, which it
+ * opens with dlopen at run time: a program linked with libblkrt starts and
+ * reports BLKRT_ERR_NO_DRIVER cleanly on a machine without CUDA. The CPU
+ * interpreter is a device too (BLKRT_DEVICE_CPU) when a compiler is linked in
+ * (libblkrt_jit, blk/blkrt_jit.h).
+ *
+ *   blkrt_device *d;  blkrt_module *m;  blkrt_kernel *k;  blkrt_ptr x, y, out;
+ *   if (blkrt_device_open(0, &d) || blkrt_module_load_ptx(d, ptx, len, &m) ||
+ *       blkrt_module_kernel(m, "vector_add", &k))
+ *       fprintf(stderr, "%s\n", blkrt_last_error());
+ *   blkrt_malloc(d, n * 4, &x); ...
+ *   blkrt_arg args[] = {BLKRT_PTR(x), BLKRT_PTR(y), BLKRT_PTR(out), BLKRT_INT(n)};
+ *   uint32_t grid[3] = {(n + 1023) / 1024, 1, 1};
+ *   blkrt_launch(k, grid, args, 4, NULL);
+ *
+ * Conventions. Every function returns a blkrt_status; on failure
+ * blkrt_last_error() holds a message for the calling thread (successful calls
+ * leave it alone). Nothing here prints, exits or aborts. Handles are opaque;
+ * a NULL or wrong-kind handle is reported as BLKRT_ERR_INVALID_HANDLE. Objects
+ * made from a device (modules, streams, events, graphs) must be destroyed
+ * before the device is closed; memory is freed with the device's context.
+ * Every function may be called from any thread; see docs/runtime.md for what
+ * is shared.
+ */
+#ifndef BLK_BLKRT_H
+#define BLK_BLKRT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define BLKRT_VERSION "0.1.0"
+
+typedef enum {
+    BLKRT_OK = 0,
+    BLKRT_ERR_NO_DRIVER,       /* libcuda.so.1 missing or unusable, or cuInit failed */
+    BLKRT_ERR_NO_DEVICE,       /* no GPU with that ordinal */
+    BLKRT_ERR_INVALID_HANDLE,  /* NULL, destroyed or wrong-kind handle */
+    BLKRT_ERR_INVALID_VALUE,   /* a bad argument to an API function */
+    BLKRT_ERR_INVALID_LAUNCH,  /* launch rejected before the driver saw it: arguments, grid, block, shared memory */
+    BLKRT_ERR_META,            /* a malformed or inconsistent blk-meta line */
+    BLKRT_ERR_NOT_FOUND,       /* no kernel of that name in the module */
+    BLKRT_ERR_JIT,             /* the driver could not compile the PTX: the message holds its log */
+    BLKRT_ERR_PTX_VERSION,     /* the PTX is newer than the driver supports */
+    BLKRT_ERR_OUT_OF_MEMORY,
+    BLKRT_ERR_NO_COMPILER,     /* needs the compiler: link libblkrt_jit and call blkrt_jit_install() */
+    BLKRT_ERR_COMPILE,         /* .blk source has errors: the message holds the diagnostics */
+    BLKRT_ERR_LAUNCH_FAILED,   /* the kernel failed on the device (or the CPU interpreter) */
+    BLKRT_ERR_UNSUPPORTED,     /* not available on this device kind */
+    BLKRT_ERR_IO,              /* cache or file access failed */
+    BLKRT_ERR_DRIVER,          /* another driver error: the message names the call and the CUresult */
+} blkrt_status;
+
+const char *blkrt_status_name(blkrt_status s);  /* "BLKRT_ERR_JIT", ... */
+const char *blkrt_last_error(void);             /* this thread's message of the last failure ("" if none) */
+const char *blkrt_version(void);
+
+typedef struct blkrt_device blkrt_device;
+typedef struct blkrt_module blkrt_module;
+typedef struct blkrt_kernel blkrt_kernel;   /* owned by its module */
+typedef struct blkrt_stream blkrt_stream;   /* NULL means the device's default stream */
+typedef struct blkrt_event blkrt_event;
+typedef struct blkrt_graph blkrt_graph;
+typedef uint64_t blkrt_ptr;                 /* a device address (a host address on the CPU device) */
+
+/* ---- devices ---- */
+#define BLKRT_DEVICE_CPU (-1)   /* the CPU interpreter: host memory, modules from .blk source */
+
+typedef enum { BLKRT_KIND_GPU = 0, BLKRT_KIND_CPU = 1 } blkrt_device_kind;
+
+typedef struct {
+    blkrt_device_kind kind;
+    int ordinal;                 /* BLKRT_DEVICE_CPU for the CPU */
+    char name[256];
+    int sm;                      /* compute capability * 10 + minor: 90 for sm_90; 0 on the CPU */
+    char arch[16];               /* compiler target: "sm_90a", "sm_80", ...; "cpu" */
+    int sm_count;
+    int warp_size;
+    int max_threads_per_block;
+    uint32_t max_grid[3];
+    int max_shared_per_block;    /* bytes without opt-in (48 KB) */
+    int max_shared_optin;        /* bytes with opt-in (device attribute 97) */
+    size_t total_memory;
+    int driver_version;          /* cuDriverGetVersion: 13000 = CUDA 13.0; 0 on the CPU */
+} blkrt_device_info;
+
+/* GPUs visible to the driver (0 when the driver reports no device). */
+blkrt_status blkrt_device_count(int *count);
+/* ordinal 0..count-1, or BLKRT_DEVICE_CPU. A GPU device uses the ordinal's
+ * primary context (retained here, released by close). Opening an ordinal
+ * twice gives two handles on the same context. */
+blkrt_status blkrt_device_open(int ordinal, blkrt_device **out);
+blkrt_status blkrt_device_close(blkrt_device *d);
+blkrt_status blkrt_device_get_info(blkrt_device *d, blkrt_device_info *out);
+blkrt_status blkrt_device_synchronize(blkrt_device *d);
+
+/* ---- memory ---- */
+blkrt_status blkrt_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out);
+blkrt_status blkrt_free(blkrt_device *d, blkrt_ptr p);
+blkrt_status blkrt_memcpy_htod(blkrt_device *d, blkrt_ptr dst, const void *src, size_t bytes);
+blkrt_status blkrt_memcpy_dtoh(blkrt_device *d, void *dst, blkrt_ptr src, size_t bytes);
+blkrt_status blkrt_memcpy_dtod(blkrt_device *d, blkrt_ptr dst, blkrt_ptr src, size_t bytes);
+blkrt_status blkrt_memset(blkrt_device *d, blkrt_ptr dst, uint8_t value, size_t bytes);
+/* Stream-ordered forms (s may be NULL: the default stream). The host buffer
+ * must stay valid until the stream reaches the copy. */
+blkrt_status blkrt_memcpy_htod_async(blkrt_device *d, blkrt_ptr dst, const void *src, size_t bytes, blkrt_stream *s);
+blkrt_status blkrt_memcpy_dtoh_async(blkrt_device *d, void *dst, blkrt_ptr src, size_t bytes, blkrt_stream *s);
+blkrt_status blkrt_memcpy_dtod_async(blkrt_device *d, blkrt_ptr dst, blkrt_ptr src, size_t bytes, blkrt_stream *s);
+blkrt_status blkrt_memset_async(blkrt_device *d, blkrt_ptr dst, uint8_t value, size_t bytes, blkrt_stream *s);
+
+/* ---- streams, events, graphs ---- */
+blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out);
+blkrt_status blkrt_stream_destroy(blkrt_stream *s);
+blkrt_status blkrt_stream_synchronize(blkrt_stream *s);
+
+blkrt_status blkrt_event_create(blkrt_device *d, blkrt_event **out);
+blkrt_status blkrt_event_destroy(blkrt_event *e);
+blkrt_status blkrt_event_record(blkrt_event *e, blkrt_stream *s);
+blkrt_status blkrt_event_synchronize(blkrt_event *e);
+blkrt_status blkrt_event_elapsed_ms(blkrt_event *start, blkrt_event *end, float *ms);
+
+/* Capture the launches issued on s (a created stream, not NULL) by this
+ * thread into a graph, then replay it with one call per replay. */
+blkrt_status blkrt_graph_begin_capture(blkrt_stream *s);
+blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out);
+blkrt_status blkrt_graph_launch(blkrt_graph *g, blkrt_stream *s);
+blkrt_status blkrt_graph_destroy(blkrt_graph *g);
+
+/* ---- modules and kernels ---- */
+/* PTX text (len bytes; need not be NUL-terminated). Its "// blk-meta v1"
+ * lines describe the kernels; PTX without them still loads, its entries then
+ * launch only through blkrt_launch_raw. */
+blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len, blkrt_module **out);
+/* A cubin (or fatbin) image; meta is the text of its blk-meta lines or NULL. */
+blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
+                                     blkrt_module **out);
+
+/* Const parameter values for a compilation from source (like -D NAME=VALUE). */
+typedef struct {
+    const char *name;
+    int is_float;       /* 0: ival (integers and bools), 1: fval */
+    int64_t ival;
+    double fval;
+} blkrt_define;
+
+typedef struct {
+    const char *path;            /* where the source lives: diagnostics, imports; NULL = "<source>" */
+    const blkrt_define *defines;
+    int ndefines;
+    const char *kernel;          /* build only this kernel; NULL = every kernel */
+    const char *cache_dir;       /* GPU: JIT cache; NULL = $BLKRT_CACHE_DIR or ~/.cache/blk; "" = none */
+} blkrt_source_options;
+
+/* .blk source text: compiled by the registered compiler (blkrt_jit), to PTX
+ * for a GPU (through the disk cache) or for the interpreter on the CPU
+ * device. opts may be NULL. */
+blkrt_status blkrt_module_load_source(blkrt_device *d, const char *source, size_t len,
+                                      const blkrt_source_options *opts, blkrt_module **out);
+blkrt_status blkrt_module_unload(blkrt_module *m);
+/* The driver's JIT info log of the load (ptxas register/spill lines; "" if none). */
+blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log);
+
+/* A kernel by its blk-meta name, or (no blk-meta of that name) by PTX entry
+ * name as an unchecked kernel. The handle lives as long as the module. */
+blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel **out);
+
+typedef struct {
+    const char *name;
+    int checked;          /* 1: described by blk-meta, launch with blkrt_launch */
+    int num_params;       /* checked kernels */
+    int num_variants;     /* specialised entries of this kernel */
+    int num_warps;        /* of the least specialised variant */
+    int shared_bytes;     /* dynamic shared memory, likewise */
+} blkrt_kernel_info;
+
+blkrt_status blkrt_kernel_get_info(blkrt_kernel *k, blkrt_kernel_info *out);
+/* Parameter i: its name and blk type as written in blk-meta ("*f32", "i32"). */
+blkrt_status blkrt_kernel_param(blkrt_kernel *k, int i, const char **name, const char **type);
+/* A const value this kernel was compiled with (e.g. BLOCK, to size the grid). */
+blkrt_status blkrt_kernel_const_int(blkrt_kernel *k, const char *name, int64_t *value);
+blkrt_status blkrt_kernel_const_float(blkrt_kernel *k, const char *name, double *value);
+
+/* ---- launching ---- */
+typedef enum { BLKRT_ARG_PTR = 0, BLKRT_ARG_INT = 1, BLKRT_ARG_FLOAT = 2 } blkrt_arg_kind;
+
+/* One argument. PTR for pointer parameters (a blkrt_ptr); INT for integer and
+ * bool parameters (range-checked against the type; u64 takes the bit
+ * pattern); FLOAT for f64/f32/f16/bf16/f8 parameters (rounded to nearest
+ * even, as the compiler does). */
+typedef struct {
+    blkrt_arg_kind kind;
+    union {
+        blkrt_ptr ptr;
+        int64_t i;
+        double f;
+    } v;
+} blkrt_arg;
+
+#define BLKRT_PTR(p) ((blkrt_arg){.kind = BLKRT_ARG_PTR, .v.ptr = (blkrt_ptr)(p)})
+#define BLKRT_INT(x) ((blkrt_arg){.kind = BLKRT_ARG_INT, .v.i = (int64_t)(x)})
+#define BLKRT_FLOAT(x) ((blkrt_arg){.kind = BLKRT_ARG_FLOAT, .v.f = (double)(x)})
+
+/* Launch a checked kernel: the arguments are checked against its blk-meta
+ * parameters, the grid against the device (every dimension >= 1), the block
+ * (32 * num_warps threads) and shared memory against device and function;
+ * then the most specialised variant whose assumptions the arguments satisfy
+ * is launched on s (NULL: the default stream). Nothing reaches the driver
+ * when a check fails. */
+blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs,
+                          blkrt_stream *s);
+
+/* Launch without argument checks (GPU only): params as for cuLaunchKernel
+ * (an array of pointers to each argument's value), an explicit block size and
+ * dynamic shared memory. A checked kernel launches its least specialised
+ * variant. */
+blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3],
+                              uint32_t shared_bytes, void **params, blkrt_stream *s);
+
+/* ---- the compiler hook (implemented by libblkrt_jit; see blkrt_jit.h) ---- */
+typedef struct {
+    const char *source;
+    size_t len;
+    const char *path;            /* never NULL here */
+    const blkrt_define *defines;
+    int ndefines;
+    const char *kernel;          /* NULL: every kernel */
+    const char *arch;            /* compile_ptx: "sm_90a", ...; cpu_build: "cpu" */
+} blkrt_compile_request;
+
+/* Everything a hook returns is malloc'd; the runtime frees it with free(). */
+typedef struct {
+    char *text;                  /* compile_ptx: PTX with blk-meta lines; cpu_build: blk-meta lines */
+    size_t len;
+    char *log;                   /* diagnostics (errors and warnings), or NULL */
+    char **deps;                 /* files read besides the main source (imports): the cache checks them */
+    int ndeps;
+    void *program;               /* cpu_build: what cpu_run runs */
+} blkrt_compile_result;
+
+typedef struct {
+    blkrt_arg_kind kind;
+    void *ptr;                   /* PTR: host address */
+    size_t size;                 /* PTR: bytes reachable from ptr (0 = unknown) */
+    int64_t i;
+    double f;
+} blkrt_cpu_arg;
+
+typedef struct {
+    const char *version;         /* changes whenever generated code may change: part of cache keys */
+    /* Each returns BLKRT_OK, BLKRT_ERR_COMPILE (log set), BLKRT_ERR_UNSUPPORTED
+     * or BLKRT_ERR_OUT_OF_MEMORY. A NULL function means "not supported". */
+    blkrt_status (*compile_ptx)(const blkrt_compile_request *req, blkrt_compile_result *res);
+    blkrt_status (*cpu_build)(const blkrt_compile_request *req, blkrt_compile_result *res);
+    /* Runs one launch; the runtime never calls it concurrently for one program. */
+    blkrt_status (*cpu_run)(void *program, const char *kernel, const uint32_t grid[3],
+                            const blkrt_cpu_arg *args, int nargs, char **log);
+    void (*cpu_free)(void *program);
+} blkrt_compiler;
+
+/* Register the compiler (NULL removes it). The struct must outlive its use. */
+blkrt_status blkrt_use_compiler(const blkrt_compiler *c);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

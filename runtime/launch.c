@@ -1,0 +1,183 @@
+/* launch.c — checked and raw kernel launches.
+ *
+ * The checked path validates everything a launch needs before the driver
+ * sees it, in this order: handles, argument count, each argument's kind and
+ * range (converted into per-parameter slots on the stack), the variant whose
+ * assumptions the arguments satisfy, grid, block, shared memory. Only then
+ * cuLaunchKernel. The host cost is the point of this file: no allocation,
+ * no locks, no string work unless an error is reported; everything that can
+ * be computed once was computed when the module was loaded (module.c).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "rt.h"
+
+static blkrt_status check_grid(const blkrt_kernel *k, const blkrt_device *d, const uint32_t grid[3]) {
+    for (int i = 0; i < 3; i++) {
+        if (grid[i] == 0)
+            return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': grid[%d] is 0 (every grid dimension must be at least 1)",
+                          k->name, i);
+        if (grid[i] > d->info.max_grid[i])
+            return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': grid[%d] = %u exceeds the device's maximum %u", k->name,
+                          i, grid[i], d->info.max_grid[i]);
+    }
+    return BLKRT_OK;
+}
+
+static blkrt_status check_block(const blkrt_kernel *k, const rt_variant *v, const blkrt_device *d, unsigned threads,
+                                const char *why) {
+    if (threads > (unsigned)d->info.max_threads_per_block)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': %u threads per block (%s) exceed the device's maximum %d",
+                      k->name, threads, why, d->info.max_threads_per_block);
+    if (threads > (unsigned)v->max_threads)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                      "kernel '%s': %u threads per block (%s) exceed the %d that entry '%s' can run with (its register use)",
+                      k->name, threads, why, v->max_threads, v->entry);
+    return BLKRT_OK;
+}
+
+static blkrt_status check_shared(const blkrt_kernel *k, const rt_variant *v, const blkrt_device *d, unsigned dyn) {
+    unsigned long total = (unsigned long)dyn + (unsigned long)v->static_shared;
+    if (total > (unsigned long)d->info.max_shared_optin)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                      "kernel '%s': entry '%s' needs %lu bytes of shared memory (%u dynamic + %d static), more than the "
+                      "device's maximum of %d per block",
+                      k->name, v->entry, total, dyn, v->static_shared, d->info.max_shared_optin);
+    return BLKRT_OK;
+}
+
+/* Why no variant matched: the first assumption of the least specialised one. */
+static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1) {
+    const rt_variant *v = &k->variants[k->nvariants - 1];
+    for (int p = 0; p < k->meta->nparams; p++) {
+        uint64_t bit = UINT64_C(1) << p;
+        if ((v->need_d16 & bit) && !(d16 & bit))
+            return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                          "kernel '%s': no variant accepts these arguments: every variant assumes '%s' is divisible by "
+                          "16 (entry '%s') and it is not",
+                          k->name, k->meta->params[p].name, v->entry);
+        if ((v->need_eq1 & bit) && !(eq1 & bit))
+            return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                          "kernel '%s': no variant accepts these arguments: every variant assumes '%s' is 1 (entry '%s') "
+                          "and it is not",
+                          k->name, k->meta->params[p].name, v->entry);
+    }
+    return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': no variant accepts these arguments", k->name);
+}
+
+blkrt_status rt_stream_for(blkrt_device *d, blkrt_stream *s, CUstream *out, const char *fn) {
+    *out = NULL;
+    if (!s) return BLKRT_OK;
+    if (!RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a stream handle", fn);
+    if (s->dev != d) return rt_err(BLKRT_ERR_INVALID_VALUE, "%s: the stream belongs to another device", fn);
+    *out = s->cu;
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs, blkrt_stream *s) {
+    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch: not a kernel handle");
+    if (!k->checked)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                      "kernel '%s' has no blk-meta line: its arguments cannot be checked; launch it with blkrt_launch_raw",
+                      k->name);
+    blkrt_device *d = k->mod->dev;
+    CUstream cs;
+    blkrt_status st = rt_stream_for(d, s, &cs, "blkrt_launch");
+    if (st) return st;
+    if (!grid) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch: grid is NULL");
+    const rt_meta_kernel *mk = k->meta;
+    if (nargs != mk->nparams || (nargs > 0 && !args))
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s' takes %d argument%s, got %d%s", k->name, mk->nparams,
+                      mk->nparams == 1 ? "" : "s", nargs, nargs > 0 && !args ? " (args is NULL)" : "");
+
+    uint64_t slots[RT_MAX_PARAMS];
+    void *params[RT_MAX_PARAMS];
+    uint64_t d16 = 0, eq1 = 0;
+    for (int i = 0; i < nargs; i++) {
+        bool is_d16, is_eq1;
+        if ((st = rt_convert_arg(k, i, &args[i], &slots[i], &is_d16, &is_eq1))) return st;
+        d16 |= (uint64_t)is_d16 << i;
+        eq1 |= (uint64_t)is_eq1 << i;
+        params[i] = &slots[i];
+    }
+    /* Most specialised first: the first whose assumptions all hold. */
+    const rt_variant *v = NULL;
+    for (int j = 0; j < k->nvariants; j++)
+        if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0) {
+            v = &k->variants[j];
+            break;
+        }
+    if (!v) return no_variant(k, d16, eq1);
+    if ((st = check_grid(k, d, grid))) return st;
+    unsigned threads = 32u * (unsigned)v->num_warps;
+    if ((st = check_block(k, v, d, threads, "32 x num_warps"))) return st;
+    if ((st = check_shared(k, v, d, (unsigned)v->shared))) return st;
+
+    if (d->kind == BLKRT_KIND_CPU) return rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
+
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS)
+        r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs, params,
+                                  NULL);
+    rt_ctx_leave(d, &sc);
+    if (r != RT_CUDA_SUCCESS) {
+        char what[300];
+        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
+        return rt_cu_err(r, what);
+    }
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
+                              void **params, blkrt_stream *s) {
+    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch_raw: not a kernel handle");
+    blkrt_device *d = k->mod->dev;
+    if (d->kind == BLKRT_KIND_CPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_launch_raw: the CPU device launches checked kernels only");
+    CUstream cs;
+    blkrt_status st = rt_stream_for(d, s, &cs, "blkrt_launch_raw");
+    if (st) return st;
+    if (!grid || !block) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch_raw: grid or block is NULL");
+    rt_variant *v = &k->variants[k->nvariants - 1];
+    if ((st = check_grid(k, d, grid))) return st;
+    unsigned long threads = 1;
+    for (int i = 0; i < 3; i++) {
+        if (block[i] == 0 || block[i] > (uint32_t)d->max_block[i])
+            return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': block[%d] = %u is not in 1..%d", k->name, i, block[i],
+                          d->max_block[i]);
+        threads *= block[i];
+    }
+    if (threads > 0xffffffffUL) threads = 0xffffffffUL;
+    if ((st = check_block(k, v, d, (unsigned)threads, "the block size"))) return st;
+    if ((st = check_shared(k, v, d, shared_bytes))) return st;
+
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(d, &sc);
+    /* Opt in to more dynamic shared memory than the function is set up for:
+     * once per new maximum (under the module's lock), so repeated launches
+     * of one size pay nothing. */
+    if (r == RT_CUDA_SUCCESS && (int)shared_bytes > atomic_load(&v->dyn_limit)) {
+        pthread_mutex_lock(&k->mod->lock);
+        if ((int)shared_bytes > atomic_load(&v->dyn_limit)) {
+            r = d->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared_bytes);
+            if (r == RT_CUDA_SUCCESS) atomic_store(&v->dyn_limit, (int)shared_bytes);
+        }
+        pthread_mutex_unlock(&k->mod->lock);
+        if (r != RT_CUDA_SUCCESS) {
+            rt_ctx_leave(d, &sc);
+            return rt_cu_err(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        }
+    }
+    if (r == RT_CUDA_SUCCESS)
+        r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, cs,
+                                  params, NULL);
+    rt_ctx_leave(d, &sc);
+    if (r != RT_CUDA_SUCCESS) {
+        char what[300];
+        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
+        return rt_cu_err(r, what);
+    }
+    return BLKRT_OK;
+}

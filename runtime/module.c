@@ -1,0 +1,384 @@
+/* module.c — loading PTX and cubin images; kernels and their variants.
+ *
+ * Loading does all the work a launch would otherwise repeat: the blk-meta
+ * lines are parsed (before the driver sees the image, so a bad line is
+ * reported even where there is no GPU), every variant's CUfunction and limits
+ * are looked up, variants are ordered most specialised first, and functions
+ * that need more than 48 KB of dynamic shared memory are opted in with
+ * cuFuncSetAttribute — once, here. After loading, a module's kernels are
+ * read-only, so launches from many threads need no lock.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rt.h"
+
+#define RT_JIT_LOG_SIZE 16384
+
+blkrt_module *rt_module_new(blkrt_device *d) {
+    blkrt_module *m = calloc(1, sizeof *m);
+    if (!m) return NULL;
+    m->magic = RT_MAGIC_MODULE;
+    m->dev = d;
+    pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->run_lock, NULL);
+    return m;
+}
+
+static void free_kernel_parts(blkrt_kernel *k) {
+    k->magic = RT_MAGIC_DEAD;
+    free(k->variants);
+}
+
+void rt_module_free(blkrt_module *m) {
+    for (int i = 0; i < m->nkernels; i++) free_kernel_parts(&m->kernels[i]);
+    free(m->kernels);
+    for (blkrt_kernel *k = m->raw, *n; k; k = n) {
+        n = k->next_raw;
+        free_kernel_parts(k);
+        free((char *)k->name);
+        free(k);
+    }
+    if (m->program && m->compiler && m->compiler->cpu_free) m->compiler->cpu_free(m->program);
+    rt_meta_free(&m->meta);
+    free(m->jit_log);
+    pthread_mutex_destroy(&m->lock);
+    pthread_mutex_destroy(&m->run_lock);
+    m->magic = RT_MAGIC_DEAD;
+    free(m);
+}
+
+/* The CUfunction of one entry with its limits (GPU), or the device's limits
+ * (CPU, where nothing is compiled per entry). */
+static blkrt_status bind_function(blkrt_module *m, rt_variant *v) {
+    blkrt_device *d = m->dev;
+    int default_dyn = RT_SHARED_DEFAULT_LIMIT;
+    if (d->kind == BLKRT_KIND_CPU) {
+        v->max_threads = d->info.max_threads_per_block;
+        atomic_init(&v->dyn_limit, d->info.max_shared_optin);
+        return BLKRT_OK;
+    }
+    const rt_cuda *cu = d->cu;
+    CUresult r = cu->cuModuleGetFunction(&v->fn, m->cu, v->entry);
+    if (r == RT_CUDA_ERROR_NOT_FOUND) {
+        if (v->meta_line)
+            return rt_err(BLKRT_ERR_META, "blk-meta line %d: entry '%s' is not a kernel of this module", v->meta_line,
+                          v->entry);
+        return rt_err(BLKRT_ERR_NOT_FOUND, "module has no kernel named '%s'", v->entry);
+    }
+    if (r) return rt_cu_err(r, "cuModuleGetFunction");
+    if ((r = cu->cuFuncGetAttribute(&v->max_threads, RT_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, v->fn)) ||
+        (r = cu->cuFuncGetAttribute(&v->static_shared, RT_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, v->fn)))
+        return rt_cu_err(r, "cuFuncGetAttribute");
+    default_dyn = v->static_shared < RT_SHARED_DEFAULT_LIMIT ? RT_SHARED_DEFAULT_LIMIT - v->static_shared : 0;
+    atomic_init(&v->dyn_limit, default_dyn);
+    /* Opt in to more than the default only when it fits; a launch that does
+     * not fit is rejected with a message by launch.c. */
+    if (v->shared > default_dyn && v->shared + v->static_shared <= d->info.max_shared_optin) {
+        r = cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v->shared);
+        if (r) return rt_cu_err(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+        atomic_store(&v->dyn_limit, v->shared);
+    }
+    return BLKRT_OK;
+}
+
+blkrt_status rt_module_bind_kernels(blkrt_module *m) {
+    const rt_meta *meta = &m->meta;
+    if (meta->nkernels == 0) return BLKRT_OK;
+    m->kernels = calloc((size_t)meta->nkernels, sizeof(blkrt_kernel));
+    if (!m->kernels) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    m->nkernels = meta->nkernels;
+    for (int i = 0; i < meta->nkernels; i++) {
+        const rt_meta_kernel *mk = &meta->kernels[i];
+        blkrt_kernel *k = &m->kernels[i];
+        k->magic = RT_MAGIC_KERNEL;
+        k->mod = m;
+        k->name = mk->name;
+        k->checked = true;
+        k->meta = mk;
+        k->variants = calloc((size_t)mk->nvariants, sizeof(rt_variant));
+        if (!k->variants) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+        k->nvariants = mk->nvariants;
+        for (int j = 0; j < mk->nvariants; j++) {
+            const rt_meta_variant *mv = &mk->variants[j];
+            rt_variant v = {.entry = mv->entry, .num_warps = mv->num_warps, .shared = mv->shared,
+                            .meta_line = mv->line};
+            for (int p = 0; p < mk->nparams; p++) {
+                if (mv->spec[p] == RT_SPEC_D16) v.need_d16 |= UINT64_C(1) << p;
+                if (mv->spec[p] == RT_SPEC_EQ1) v.need_eq1 |= UINT64_C(1) << p;
+                v.nspec += mv->spec[p] != RT_SPEC_NONE;
+            }
+            /* insertion by specialisation, most first; ties keep file order */
+            int at = j;
+            while (at > 0 && k->variants[at - 1].nspec < v.nspec) {
+                k->variants[at] = k->variants[at - 1];
+                at--;
+            }
+            k->variants[at] = v;
+        }
+        for (int j = 0; j < k->nvariants; j++) {
+            blkrt_status st = bind_function(m, &k->variants[j]);
+            if (st) return st;
+        }
+    }
+    return BLKRT_OK;
+}
+
+/* "9.0" from the PTX's ".version 9.0" line, for the unsupported-version message. */
+static void ptx_version(const char *text, char *buf, size_t n) {
+    snprintf(buf, n, "?");
+    const char *p = strstr(text, ".version");
+    if (!p) return;
+    p += 8;
+    while (*p == ' ' || *p == '\t') p++;
+    size_t len = 0;
+    while (len + 1 < n && ((p[len] >= '0' && p[len] <= '9') || p[len] == '.')) len++;
+    if (len) {
+        memcpy(buf, p, len);
+        buf[len] = 0;
+    }
+}
+
+static blkrt_status load_image(blkrt_module *m, const void *image, const char *ptx_text) {
+    blkrt_device *d = m->dev;
+    char *info = calloc(1, RT_JIT_LOG_SIZE), *errlog = calloc(1, RT_JIT_LOG_SIZE);
+    if (!info || !errlog) {
+        free(info);
+        free(errlog);
+        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    CUjit_option opts[] = {RT_CU_JIT_INFO_LOG_BUFFER, RT_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, RT_CU_JIT_ERROR_LOG_BUFFER,
+                           RT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, RT_CU_JIT_LOG_VERBOSE};
+    void *vals[] = {info, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1), errlog, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1),
+                    (void *)(uintptr_t)1};
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS) r = d->cu->cuModuleLoadDataEx(&m->cu, image, 5, opts, vals);
+    rt_ctx_leave(d, &sc);
+    info[RT_JIT_LOG_SIZE - 1] = errlog[RT_JIT_LOG_SIZE - 1] = 0;
+    blkrt_status st = BLKRT_OK;
+    if (r == RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
+        char ver[16];
+        ptx_version(ptx_text ? ptx_text : "", ver, sizeof ver);
+        int dv = rt_driver_version();
+        st = rt_err(BLKRT_ERR_PTX_VERSION,
+                    "cuModuleLoadDataEx: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the PTX is ISA version %s (its "
+                    ".version line), newer than this driver (CUDA %d.%d) can compile; update the NVIDIA driver or "
+                    "compile for an older PTX ISA",
+                    ver, dv / 1000, dv % 1000 / 10);
+    } else if (r != RT_CUDA_SUCCESS) {
+        st = rt_cu_err(r, "cuModuleLoadDataEx");
+    }
+    if (st && errlog[0]) {
+        rt_err_append("\nJIT error log:\n");
+        rt_err_append(errlog);
+    }
+    m->jit_log = info;
+    free(errlog);
+    if (st) m->cu = NULL;
+    return st;
+}
+
+static blkrt_status finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out) {
+    if (st == BLKRT_OK) {
+        rt_ctx_scope sc;
+        CUresult r = rt_ctx_enter(m->dev, &sc);
+        st = r ? rt_cu_err(r, "cuCtxPushCurrent") : rt_module_bind_kernels(m);
+        rt_ctx_leave(m->dev, &sc);
+    }
+    if (st) {
+        if (m->cu) {
+            rt_ctx_scope sc;
+            if (rt_ctx_enter(m->dev, &sc) == RT_CUDA_SUCCESS) m->dev->cu->cuModuleUnload(m->cu);
+            rt_ctx_leave(m->dev, &sc);
+        }
+        rt_module_free(m);
+        return st;
+    }
+    atomic_fetch_add(&m->dev->children, 1);
+    *out = m;
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len, blkrt_module **out) {
+    blkrt_status st = rt_check_device(d, "blkrt_module_load_ptx");
+    if (st) return st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_ptx: out is NULL");
+    *out = NULL;
+    if (!ptx || len == 0) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_ptx: no PTX text");
+    if (d->kind == BLKRT_KIND_CPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED,
+                      "blkrt_module_load_ptx: the CPU device runs .blk source (blkrt_module_load_source), not PTX");
+    while (len > 0 && ptx[len - 1] == 0) len--; /* a counted terminator is fine */
+    char *text = rt_strndup(ptx, len);           /* the driver needs it NUL-terminated */
+    blkrt_module *m = rt_module_new(d);
+    if (!text || !m) {
+        free(text);
+        free(m);
+        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    st = rt_meta_parse(text, len, &m->meta);
+    if (st == BLKRT_OK) st = load_image(m, text, text);
+    free(text);
+    return finish_load(m, st, out);
+}
+
+blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
+                                     blkrt_module **out) {
+    blkrt_status st = rt_check_device(d, "blkrt_module_load_cubin");
+    if (st) return st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_cubin: out is NULL");
+    *out = NULL;
+    if (!image || size == 0) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_cubin: no image");
+    if (d->kind == BLKRT_KIND_CPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_module_load_cubin: the CPU device runs .blk source, not cubin");
+    blkrt_module *m = rt_module_new(d);
+    if (!m) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    st = meta ? rt_meta_parse(meta, strlen(meta), &m->meta) : BLKRT_OK;
+    if (st == BLKRT_OK) st = load_image(m, image, NULL);
+    return finish_load(m, st, out);
+}
+
+blkrt_status blkrt_module_unload(blkrt_module *m) {
+    if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_unload: not a module handle");
+    blkrt_device *d = m->dev;
+    if (d->kind == BLKRT_KIND_GPU && m->cu) {
+        rt_ctx_scope sc;
+        CUresult r = rt_ctx_enter(d, &sc);
+        if (r == RT_CUDA_SUCCESS) r = d->cu->cuModuleUnload(m->cu);
+        rt_ctx_leave(d, &sc);
+        if (r) return rt_cu_err(r, "cuModuleUnload");
+    }
+    rt_module_free(m);
+    atomic_fetch_sub(&d->children, 1);
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log) {
+    if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_jit_log: not a module handle");
+    if (!log) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_jit_log: log is NULL");
+    *log = m->jit_log ? m->jit_log : "";
+    return BLKRT_OK;
+}
+
+static blkrt_status not_found(blkrt_module *m, const char *name) {
+    char list[512] = "";
+    size_t n = 0;
+    for (int i = 0; i < m->nkernels && n < sizeof list - 1; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%s", i ? ", " : "", m->kernels[i].name);
+    if (m->nkernels == 0) snprintf(list, sizeof list, "none");
+    return rt_err(BLKRT_ERR_NOT_FOUND, "module has no kernel named '%s' (blk-meta kernels: %s)", name, list);
+}
+
+blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel **out) {
+    if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_kernel: not a module handle");
+    if (!name || !out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_kernel: name or out is NULL");
+    *out = NULL;
+    for (int i = 0; i < m->nkernels; i++)
+        if (strcmp(m->kernels[i].name, name) == 0) {
+            *out = &m->kernels[i];
+            return BLKRT_OK;
+        }
+    if (m->dev->kind == BLKRT_KIND_CPU) return not_found(m, name);
+    /* An entry without blk-meta: an unchecked kernel, made on first request. */
+    pthread_mutex_lock(&m->lock);
+    blkrt_kernel *k = m->raw;
+    while (k && strcmp(k->name, name) != 0) k = k->next_raw;
+    blkrt_status st = BLKRT_OK;
+    if (!k) {
+        k = calloc(1, sizeof *k);
+        rt_variant *v = calloc(1, sizeof *v);
+        char *kname = rt_strndup(name, strlen(name));
+        if (!k || !v || !kname) {
+            st = rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+        } else {
+            v->entry = kname;
+            rt_ctx_scope sc;
+            CUresult r = rt_ctx_enter(m->dev, &sc);
+            st = r ? rt_cu_err(r, "cuCtxPushCurrent") : bind_function(m, v);
+            rt_ctx_leave(m->dev, &sc);
+            if (st == BLKRT_ERR_NOT_FOUND) st = not_found(m, name);
+        }
+        if (st) {
+            free(k);
+            free(v);
+            free(kname);
+            k = NULL;
+        } else {
+            k->magic = RT_MAGIC_KERNEL;
+            k->mod = m;
+            k->name = kname;
+            k->nvariants = 1;
+            k->variants = v;
+            k->next_raw = m->raw;
+            m->raw = k;
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    *out = k;
+    return st;
+}
+
+static blkrt_status check_kernel(blkrt_kernel *k, const char *fn) {
+    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a kernel handle", fn);
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_kernel_get_info(blkrt_kernel *k, blkrt_kernel_info *out) {
+    blkrt_status st = check_kernel(k, "blkrt_kernel_get_info");
+    if (st) return st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_kernel_get_info: out is NULL");
+    const rt_variant *least = &k->variants[k->nvariants - 1];
+    out->name = k->name;
+    out->checked = k->checked;
+    out->num_params = k->checked ? k->meta->nparams : 0;
+    out->num_variants = k->nvariants;
+    out->num_warps = least->num_warps;
+    out->shared_bytes = least->shared;
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_kernel_param(blkrt_kernel *k, int i, const char **name, const char **type) {
+    blkrt_status st = check_kernel(k, "blkrt_kernel_param");
+    if (st) return st;
+    if (!k->checked) return rt_err(BLKRT_ERR_UNSUPPORTED, "kernel '%s' has no blk-meta: its parameters are unknown", k->name);
+    if (i < 0 || i >= k->meta->nparams)
+        return rt_err(BLKRT_ERR_INVALID_VALUE, "kernel '%s' has %d parameters, no parameter %d", k->name,
+                      k->meta->nparams, i);
+    if (name) *name = k->meta->params[i].name;
+    if (type) *type = k->meta->params[i].type_str;
+    return BLKRT_OK;
+}
+
+static blkrt_status find_const(blkrt_kernel *k, const char *name, const rt_const **out, const char *fn) {
+    blkrt_status st = check_kernel(k, fn);
+    if (st) return st;
+    if (!name) return rt_err(BLKRT_ERR_INVALID_VALUE, "%s: name is NULL", fn);
+    if (k->checked)
+        for (int i = 0; i < k->meta->nconsts; i++)
+            if (strcmp(k->meta->consts[i].name, name) == 0) {
+                *out = &k->meta->consts[i];
+                return BLKRT_OK;
+            }
+    return rt_err(BLKRT_ERR_NOT_FOUND, "kernel '%s' has no const '%s'", k->name, name);
+}
+
+blkrt_status blkrt_kernel_const_int(blkrt_kernel *k, const char *name, int64_t *value) {
+    const rt_const *c = NULL;
+    blkrt_status st = find_const(k, name, &c, "blkrt_kernel_const_int");
+    if (st) return st;
+    if (rt_type_is_float(c->type))
+        return rt_err(BLKRT_ERR_INVALID_VALUE, "kernel '%s': const '%s' is %s: use blkrt_kernel_const_float", k->name,
+                      name, rt_type_name(c->type));
+    if (value) *value = c->ival;
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_kernel_const_float(blkrt_kernel *k, const char *name, double *value) {
+    const rt_const *c = NULL;
+    blkrt_status st = find_const(k, name, &c, "blkrt_kernel_const_float");
+    if (st) return st;
+    if (value) *value = c->fval;
+    return BLKRT_OK;
+}

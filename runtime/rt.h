@@ -1,0 +1,212 @@
+/* rt.h — libblkrt's internal structures and the entry points of each file.
+ *
+ *   error.c      the per-thread message, status names, CUresult -> status
+ *   driver.c     dlopen of libcuda, the dispatch table (cuda_api.h), init once
+ *   device.c     devices, primary contexts, properties
+ *   memory.c     device memory and copies
+ *   meta.c       blk-meta line parsing (meta.h)
+ *   convert.c    argument conversion (ints, f64 -> f32/f16/bf16/f8 bits)
+ *   module.c     loading PTX / cubin, kernels and their variants
+ *   source.c     loading .blk source through the compiler hook and the cache
+ *   cache.c      the content-addressed JIT disk cache (+ sha256.c)
+ *   launch.c     checked and raw launches
+ *   stream.c     streams and events;  graph.c  capture and replay
+ *   cpu_device.c the CPU interpreter as a device (through the compiler hook)
+ *
+ * Every handle starts with a magic word naming its kind, so a NULL, freed
+ * (magic cleared before free) or wrong-kind handle is reported, not followed.
+ */
+#ifndef BLK_RT_H
+#define BLK_RT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "blk/blkrt.h"
+#include "cuda_api.h"
+#include "meta.h"
+
+enum {
+    RT_MAGIC_DEVICE = 0x62446576,  /* "bDev" */
+    RT_MAGIC_MODULE = 0x624d6f64,  /* "bMod" */
+    RT_MAGIC_KERNEL = 0x624b726e,  /* "bKrn" */
+    RT_MAGIC_STREAM = 0x62537472,  /* "bStr" */
+    RT_MAGIC_EVENT = 0x62457674,   /* "bEvt" */
+    RT_MAGIC_GRAPH = 0x62477270,   /* "bGrp" */
+    RT_MAGIC_DEAD = 0xdeadb10c,
+};
+
+#define RT_IS(h, M) ((h) != NULL && (h)->magic == (M))
+
+/* ---- error.c ---- */
+blkrt_status rt_err(blkrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failed driver call: the status for r, message "<what>: <CUDA_ERROR_X> (<n>): <text>". */
+blkrt_status rt_cu_err(CUresult r, const char *what);
+/* Name and description of a CUresult (from the driver when loaded). */
+const char *rt_cu_name(CUresult r);
+const char *rt_cu_string(CUresult r);
+/* Append text to the current thread's message (e.g. a JIT log). */
+void rt_err_append(const char *text);
+
+/* ---- driver.c ---- */
+/* The dispatch table, loading and initialising the driver on first use.
+ * NULL (with the message set) when there is no usable driver. */
+const rt_cuda *rt_driver(blkrt_status *status);
+/* The driver is loaded but cuInit reported no device. */
+bool rt_driver_has_no_device(void);
+/* The table if the driver is already initialised, else NULL; never loads it. */
+const rt_cuda *rt_driver_peek(void);
+int rt_driver_version(void);
+
+/* ---- devices ---- */
+typedef struct rt_cpu_mem rt_cpu_mem;
+
+struct blkrt_device {
+    uint32_t magic;
+    blkrt_device_kind kind;
+    const rt_cuda *cu;       /* GPU: the dispatch table */
+    CUdevice dev;
+    CUcontext ctx;           /* the ordinal's primary context */
+    blkrt_device_info info;
+    int max_block[3];
+    atomic_int children;     /* live modules, streams, events, graphs */
+    rt_cpu_mem *cpu;         /* CPU: the allocation table */
+};
+
+/* Make d's context current for one API call and restore the caller's after:
+ * a thread that already has it current (the common case) costs one call. */
+typedef struct {
+    bool pushed;
+} rt_ctx_scope;
+
+static inline CUresult rt_ctx_enter(blkrt_device *d, rt_ctx_scope *sc) {
+    CUcontext cur = NULL;
+    sc->pushed = false;
+    CUresult r = d->cu->cuCtxGetCurrent(&cur);
+    if (r != RT_CUDA_SUCCESS || cur == d->ctx) return r;
+    r = d->cu->cuCtxPushCurrent(d->ctx);
+    sc->pushed = r == RT_CUDA_SUCCESS;
+    return r;
+}
+
+static inline void rt_ctx_leave(blkrt_device *d, rt_ctx_scope *sc) {
+    if (sc->pushed) {
+        CUcontext dummy;
+        d->cu->cuCtxPopCurrent(&dummy);
+    }
+}
+
+/* Status for a device handle argument (names the function in the message). */
+blkrt_status rt_check_device(blkrt_device *d, const char *fn);
+
+/* ---- modules and kernels ---- */
+typedef struct {
+    const char *entry;
+    CUfunction fn;
+    int num_warps;           /* 0 for unchecked kernels */
+    int shared;              /* dynamic shared bytes (blk-meta) */
+    int static_shared;       /* the function's own (cuFuncGetAttribute) */
+    int max_threads;         /* the function's limit (registers) */
+    uint64_t need_d16, need_eq1; /* parameters this variant assumes divisible by 16 / equal to 1 */
+    int nspec;
+    int meta_line;
+    atomic_int dyn_limit;    /* dynamic shared memory the function is set up for */
+} rt_variant;
+
+struct blkrt_kernel {
+    uint32_t magic;
+    blkrt_module *mod;
+    const char *name;
+    bool checked;
+    const rt_meta_kernel *meta; /* checked kernels: params, consts */
+    int nvariants;
+    rt_variant *variants;       /* most specialised first; the last is the least */
+    blkrt_kernel *next_raw;     /* unchecked kernels looked up later */
+};
+
+struct blkrt_module {
+    uint32_t magic;
+    blkrt_device *dev;
+    CUmodule cu;
+    rt_meta meta;
+    int nkernels;
+    blkrt_kernel *kernels;       /* one per blk-meta kernel name */
+    pthread_mutex_t lock;        /* raw kernel list, shared-memory set-up */
+    blkrt_kernel *raw;
+    char *jit_log;
+    /* CPU device */
+    const blkrt_compiler *compiler;
+    void *program;
+    pthread_mutex_t run_lock;    /* the interpreter program is not reentrant */
+};
+
+/* Build the kernels of a loaded module from its parsed meta (GPU: looks up
+ * every entry). Used by module.c and cpu_device.c. */
+blkrt_status rt_module_bind_kernels(blkrt_module *m);
+void rt_module_free(blkrt_module *m);
+blkrt_module *rt_module_new(blkrt_device *d);
+
+/* ---- convert.c ---- */
+/* Check one argument against parameter p and write its value (in the
+ * parameter's width) to *slot; sets *is_d16 / *is_eq1 for specialisation.
+ * On error: the message names the argument. */
+blkrt_status rt_convert_arg(const blkrt_kernel *k, int index, const blkrt_arg *a, uint64_t *slot, bool *is_d16,
+                            bool *is_eq1);
+uint16_t rt_f64_to_f16(double x);
+uint16_t rt_f64_to_bf16(double x);
+uint8_t rt_f64_to_f8e4m3(double x);
+uint8_t rt_f64_to_f8e5m2(double x);
+
+/* ---- streams, events, graphs ---- */
+typedef struct rt_cpu_launch rt_cpu_launch;
+
+struct blkrt_stream {
+    uint32_t magic;
+    blkrt_device *dev;
+    CUstream cu;
+    /* CPU device: launches recorded while capturing */
+    bool capturing;
+    rt_cpu_launch *cap_first, *cap_last;
+};
+
+struct blkrt_event {
+    uint32_t magic;
+    blkrt_device *dev;
+    CUevent cu;
+    double cpu_ms;           /* CPU: time of the record, -1 before */
+};
+
+struct blkrt_graph {
+    uint32_t magic;
+    blkrt_device *dev;
+    CUgraphExec exec;
+    rt_cpu_launch *cpu_first;  /* CPU: the recorded launches */
+};
+
+/* Resolve a stream argument for device d (NULL = default stream). */
+blkrt_status rt_stream_for(blkrt_device *d, blkrt_stream *s, CUstream *out, const char *fn);
+
+/* ---- cpu_device.c ---- */
+blkrt_status rt_cpu_open(blkrt_device *d);
+void rt_cpu_close(blkrt_device *d);
+blkrt_status rt_cpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out);
+blkrt_status rt_cpu_free(blkrt_device *d, blkrt_ptr p);
+/* A device range [p, p + bytes) inside one allocation, as a host pointer. */
+blkrt_status rt_cpu_range(blkrt_device *d, blkrt_ptr p, size_t bytes, void **host, const char *fn);
+blkrt_status rt_cpu_load_source(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+                                blkrt_module **out);
+blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
+                                  int nargs, blkrt_stream *s);
+blkrt_status rt_cpu_replay(rt_cpu_launch *first);
+void rt_cpu_free_launches(rt_cpu_launch *first);
+double rt_now_ms(void);
+
+/* ---- source.c ---- */
+const blkrt_compiler *rt_compiler(void);
+
+/* ---- small helpers (error.c) ---- */
+char *rt_strndup(const char *s, size_t n);
+
+#endif

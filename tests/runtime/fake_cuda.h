@@ -1,0 +1,81 @@
+/* fake_cuda.h — the test hooks of the fake CUDA driver (fake_cuda.c).
+ *
+ * The fake is a shared library exporting the cu* entry points libblkrt uses,
+ * backed by host memory. Tests point BLKRT_CUDA_LIBRARY at it; the runtime
+ * dlopens it, and the test dlopens the same file to reach these hooks
+ * (fake_api_load below), so both talk to one instance.
+ *
+ * Behaviour that follows the real driver: PTX must start with a .version
+ * line (else CUDA_ERROR_INVALID_PTX with a ptxas-like error log); ".version"
+ * above 9.0 gives CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222); a line "FAKE_JIT_ERROR
+ * text" in the PTX fails the JIT with that text in the error log; launches
+ * check the current context, block limits and dynamic shared memory against
+ * cuFuncSetAttribute. Entries and their parameter sizes come from the PTX's
+ * ".entry name(.param .u64 x, ...)"; "// fake-attr entry=NAME max_threads=N
+ * static_shared=M" lines set a function's limits. A "cubin" is the bytes
+ * "\177ELF" followed by the same text.
+ *
+ * Environment (read at cuInit): FAKE_CUDA_DEVICES (default 2),
+ * FAKE_CUDA_INIT_ERROR (a CUresult for cuInit), FAKE_CUDA_NO_GETPROC=1
+ * (no cuGetProcAddress_v2: the runtime must fall back to dlsym),
+ * FAKE_CUDA_DRIVER_VERSION (default 13000).
+ */
+#ifndef FAKE_CUDA_H
+#define FAKE_CUDA_H
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define FAKE_MAX_PARAMS 64
+
+typedef struct {
+    char entry[128];
+    int device;             /* ordinal of the current context at launch */
+    unsigned grid[3], block[3], shared;
+    void *stream;
+    int from_graph;         /* 1: replayed by cuGraphLaunch */
+    int nparams;
+    int param_size[FAKE_MAX_PARAMS];
+    unsigned char param[FAKE_MAX_PARAMS][8];
+} fake_launch;
+
+/* The hooks, as the test sees them. */
+typedef struct {
+    void (*reset)(void);                             /* clear logs, counters and pending failures */
+    void (*fail_next)(const char *symbol, int result); /* the next call of symbol returns result */
+    int (*launch_count)(void);
+    int (*get_launch)(int i, fake_launch *out);     /* 0 ok */
+    int (*count_calls)(const char *symbol);          /* calls since reset */
+    int (*call_log)(char *buf, size_t n);            /* symbols since reset, space-separated (context calls left out) */
+    int (*attr_sets)(const char *entry);             /* cuFuncSetAttribute calls on that entry since reset */
+    long (*live_allocs)(void);
+    int (*ctx_depth)(void);                          /* this thread's context stack depth */
+    int (*proc_address_calls)(void);                 /* cuGetProcAddress_v2 lookups (since load) */
+} fake_api;
+
+/* dlopen the fake the runtime uses and fill *f. 0 on success. */
+static inline int fake_api_load(fake_api *f) {
+    const char *path = getenv("BLKRT_CUDA_LIBRARY");
+    void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : NULL;
+    if (!h) return -1;
+#define FAKE_SYM(field) *(void **)&f->field = dlsym(h, "fake_" #field)
+    FAKE_SYM(reset);
+    FAKE_SYM(fail_next);
+    FAKE_SYM(launch_count);
+    FAKE_SYM(get_launch);
+    FAKE_SYM(count_calls);
+    FAKE_SYM(call_log);
+    FAKE_SYM(attr_sets);
+    FAKE_SYM(live_allocs);
+    FAKE_SYM(ctx_depth);
+    FAKE_SYM(proc_address_calls);
+#undef FAKE_SYM
+    return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
+                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls
+               ? 0
+               : -1;
+}
+
+#endif
