@@ -639,10 +639,8 @@ sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, as
     }
     if (a.kind == SV_CONST && b.kind == SV_CONST) return fold_binary(S, op, a, b, t, weak, op_loc, aloc, bloc);
     if (!S->fn) goto not_const;
-    if (dtype_is_int(t) && (op == TK_SLASH || op == TK_PERCENT) && b.kind == SV_CONST && b.i == 0) {
-        diag_error(S->d, op_loc, "integer division by zero");
-        return sema_error();
-    }
+    if (dtype_is_int(t) && (op == TK_SLASH || op == TK_PERCENT) && b.kind == SV_CONST && b.i == 0)
+        diag_warning(S->d, op_loc, "integer division by zero gives an unspecified value");
     ir_type shape;
     if (!broadcast_pair(S, a, b, &shape, op_loc, lhs, rhs)) return sema_error();
     ir_value *x = sema_convert(S, a, t, shape, aloc), *y = sema_convert(S, b, t, shape, bloc);
@@ -991,28 +989,14 @@ NOINLINE static sema_val elems_expr(sema *S, ast_node *e, sema_kind kind) {
     return bad ? sema_error() : r;
 }
 
-/* `a && b`, `a || b`: a constant left side decides without the right side. */
-NOINLINE static sema_val logical_expr(sema *S, ast_node *e) {
-    sema_val a = sema_expr(S, e->lhs);
-    if (a.kind == SV_CONST && a.type.dtype == DT_BOOL) {
-        bool is_and = e->op == TK_ANDAND;
-        if ((is_and && !a.i) || (!is_and && a.i)) return a;
-        sema_val b = sema_expr(S, e->rhs);
-        if (b.kind == SV_ERROR) return b;
-        if (!sema_is_numeric(b) || b.type.dtype != DT_BOOL) return sema_binary(S, e->op, a, b, e->op_loc, e->lhs, e->rhs);
-        return b;
-    }
-    sema_val b = sema_expr(S, e->rhs);
-    return sema_binary(S, e->op, a, b, e->op_loc, e->lhs, e->rhs);
-}
-
 NOINLINE static sema_val type_expr(sema *S, ast_node *e) {
     ir_type t;
     return sema_type_from_ast(S, e, &t) ? (sema_val){.kind = SV_DTYPE, .type = t} : sema_error();
 }
 
+/* a OP b — both sides are always evaluated (&& and || too: they are
+ * elementwise on blocks) */
 NOINLINE static sema_val binary_expr(sema *S, ast_node *e) {
-    if (e->op == TK_ANDAND || e->op == TK_OROR) return logical_expr(S, e);
     sema_val a = sema_expr(S, e->lhs);
     sema_val b = sema_expr(S, e->rhs);
     return sema_binary(S, e->op, a, b, e->op_loc.file >= 0 ? e->op_loc : e->loc, e->lhs, e->rhs);

@@ -169,6 +169,7 @@ typedef struct {
     int depth;               /* recursion guard over expr/stmt/call nesting */
     int call_depth;
     int64_t insts;           /* instructions emitted (size guard) */
+    int64_t unrolled;        /* static_range iterations elaborated (size guard) */
     bool size_reported;
     VEC(sema_item *) const_stack; /* module consts being evaluated (cycle notes) */
 } sema;
@@ -176,6 +177,7 @@ typedef struct {
 enum {
     SEMA_MAX_DEPTH = 1000,       /* nested expressions, statements and calls */
     SEMA_MAX_INSTS = 500000,     /* IR instructions per compilation (about 160 MB of IR) */
+    SEMA_MAX_UNROLLED = 1 << 18, /* static_range iterations per compilation, even empty ones */
 };
 
 /* ---- sema.c ---- */

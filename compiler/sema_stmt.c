@@ -63,7 +63,7 @@ static void collect_assigned(sema *S, ast_node *n, sema_map *seen, name_list *na
     switch (n->kind) {
     case AST_ASSIGN:
         if (n->lhs && n->lhs->kind == AST_NAME && !sema_map_get(seen, n->lhs->name)) {
-            sema_map_put(S->a, seen, n->lhs->name, (void *)1);
+            sema_map_put(S->a, seen, n->lhs->name, n); /* the first assignment, for messages */
             VEC_PUSH(S->a, *names, n->lhs->name);
         }
         break;
@@ -109,9 +109,12 @@ static void carry_begin(sema *S, ast_node *a, ast_node *b, bool by_loop, carry_s
             if (bd->val.kind == SV_VALUE && !bd->val.v->name) bd->val.v->name = bd->name;
         }
         if (bd->val.kind != SV_VALUE) {
-            if (bd->val.kind != SV_ERROR)
-                diag_error(S->d, bd->loc, "var '%s' holds a %s, which cannot be reassigned inside a %s", bd->name,
-                           sema_kind_name(bd->val), by_loop ? "loop" : "branch");
+            if (bd->val.kind != SV_ERROR) {
+                ast_node *at = sema_map_get(&seen, bd->name);
+                diag_error(S->d, at ? at->loc : bd->loc, "var '%s' holds a %s, which cannot be reassigned inside a %s",
+                           bd->name, sema_kind_name(bd->val), by_loop ? "loop" : "branch");
+                diag_note(S->d, bd->loc, "'%s' is declared here", bd->name);
+            }
             cs->lost[cs->nlost++] = bd;
             continue;
         }
@@ -422,6 +425,13 @@ static bool static_for(sema *S, ast_node *n, sema_val r[3]) {
     }
     int errors = S->d->nerrors;
     for (sema_i128 i = 0; i < trips; i++) {
+        if (++S->unrolled > SEMA_MAX_UNROLLED) { /* nested static_ranges multiply */
+            if (!S->size_reported)
+                diag_error(S->d, n->lhs->loc, "static_range loops unroll more than %d iterations in total",
+                           SEMA_MAX_UNROLLED);
+            S->size_reported = true;
+            return false;
+        }
         int mark = sema_scope_mark(S);
         sema_loop L;
         push_loop(S, &L, NULL, true);

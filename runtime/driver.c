@@ -64,9 +64,8 @@ static void load(void) {
     if (r == RT_CUDA_ERROR_NO_DEVICE) {
         drv.no_device = true;
     } else if (r != RT_CUDA_SUCCESS) {
-        const char *name = NULL;
-        if (drv.cu.cuGetErrorName(r, &name) != RT_CUDA_SUCCESS || !name) name = "CUDA error";
-        snprintf(drv.msg, sizeof drv.msg, "no CUDA driver: cuInit failed with %s (%d)%s", name, (int)r,
+        /* rt_cu_name's own table: a stub library cannot name its errors */
+        snprintf(drv.msg, sizeof drv.msg, "no CUDA driver: cuInit failed with %s (%d)%s", rt_cu_name(r), (int)r,
                  r == RT_CUDA_ERROR_STUB_LIBRARY ? ": the loaded libcuda is the toolkit's link-only stub" : "");
         return;
     }

@@ -6,20 +6,27 @@
  *               plus blk-meta lines describing its kernels, so the CPU device
  *               checks launches exactly like a GPU does;
  *   cpu_run     one launch through blkc_interp_run;
- *   compile_ptx NULL until libblkc has its PTX backend. When it does, it
- *               slots in here: blkc_build, then the backend's PTX text (with
- *               its own blk-meta lines) goes into res->text, and the imported
- *               files into res->deps for the cache.
+ *   compile_ptx .blk source -> PTX with the backend's own blk-meta lines
+ *               (blkc_emit "ptx"), the imported files as res->deps for the
+ *               runtime's disk cache.
  *
  * The blk-meta of a CPU build is derived from the IR (compiler internals:
- * compile.h, ir/ir.h), since libblkc has no "emit meta" API yet. Const
- * parameters are recorded as i64 / f64: the IR keeps a const's value, not
- * its declared type.
+ * compile.h, ir/ir.h) rather than from blkc_emit("meta"), which runs the GPU
+ * backend (LLVM) and describes GPU entries. Const parameters are recorded as
+ * i64 / f64: the IR keeps a const's value, not its declared type.
+ *
+ * PTX compiles are serialised (one lock here): the backend initialises LLVM
+ * through a process-wide flag without a lock (codegen/cg_module.c,
+ * init_llvm). Interpreter builds share nothing and run concurrently.
  */
+#define _GNU_SOURCE /* dladdr */
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blk/blkc.h"
 #include "blk/blkrt_jit.h"
@@ -27,7 +34,7 @@
 #include "ir/ir.h"
 
 #ifndef BLKRT_JIT_COMPILER_VERSION
-#define BLKRT_JIT_COMPILER_VERSION "blkc"
+#define BLKRT_JIT_COMPILER_VERSION "blkrt_jit"
 #endif
 
 static char *dup_str(const char *s) {
@@ -75,7 +82,11 @@ static void meta_line(text_buf *b, const ir_func *f) {
     put(b, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=0 params=", f->name, f->name, f->num_warps);
     for (int i = 0; i < f->body->args.len; i++) {
         char type[64];
-        ir_type_str(f->body->args.data[i]->type, type, sizeof type);
+        ir_type t = f->body->args.data[i]->type;
+        if (t.dtype == DT_PTR)
+            snprintf(type, sizeof type, "*%s%s", t.ptr_const ? "const." : "", dtype_name((blk_dtype)t.pointee));
+        else
+            snprintf(type, sizeof type, "%s", dtype_name((blk_dtype)t.dtype));
         const char *name = i < f->param_names.len && f->param_names.data[i] ? f->param_names.data[i] : NULL;
         if (name) put(b, "%s%s:%s", i ? "," : "", name, type);
         else put(b, "%sarg%d:%s", i ? "," : "", i, type);
@@ -149,14 +160,86 @@ static blkrt_status cpu_run(void *program, const char *kernel, const uint32_t gr
 
 static void cpu_free(void *program) { blkc_free(program); }
 
-static const blkrt_compiler jit = {
-    .version = BLKRT_JIT_COMPILER_VERSION,
-    .compile_ptx = NULL,
+/* The backend's target for a device: the arch itself where the backend has
+ * it, else the newest target whose PTX the device can JIT (PTX runs on any
+ * later GPU, except the "a" features, which are sm_90-only). */
+static const char *target_for(const char *arch) {
+    int sm = 0;
+    if (sscanf(arch, "sm_%d", &sm) != 1) return NULL;
+    if (sm == 90) return "sm_90a";
+    if (sm > 90) return "sm_90";
+    if (sm >= 80) return "sm_80";
+    return NULL;
+}
+
+static pthread_mutex_t ptx_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    const char *target = target_for(req->arch);
+    if (!target) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "blk generates code for sm_80 and newer GPUs, not %s", req->arch);
+        res->log = dup_str(msg);
+        return BLKRT_ERR_UNSUPPORTED;
+    }
+    blkc_ctx *c = blkc_new();
+    if (!c) return BLKRT_ERR_OUT_OF_MEMORY;
+    blk_status s = blkc_set_arch(c, target);
+    for (int i = 0; i < req->ndefines && s == BLK_OK; i++) {
+        const blkrt_define *d = &req->defines[i];
+        s = d->is_float ? blkc_define_float(c, d->name, d->fval) : blkc_define_int(c, d->name, d->ival);
+    }
+    if (s == BLK_OK) s = blkc_load_source(c, req->path, req->source, req->len);
+    if (s == BLK_OK) s = blkc_build(c, req->kernel);
+    const char *ptx = NULL;
+    if (s == BLK_OK) {
+        pthread_mutex_lock(&ptx_lock);
+        ptx = blkc_emit(c, "ptx");
+        if (ptx) {
+            res->len = strlen(ptx);
+            res->text = dup_str(ptx);
+        }
+        pthread_mutex_unlock(&ptx_lock);
+    }
+    const char *diags = blkc_diagnostics(c);
+    if (diags && *diags) res->log = dup_str(diags);
+    blkrt_status st = BLKRT_OK;
+    if (s == BLK_ERR_NOMEM || (ptx && !res->text)) st = BLKRT_ERR_OUT_OF_MEMORY;
+    else if (s != BLK_OK || !ptx) st = BLKRT_ERR_COMPILE;
+    if (st == BLKRT_OK && c->units.len > 1) {
+        res->deps = calloc((size_t)c->units.len - 1, sizeof(char *));
+        for (int i = 1; res->deps && i < c->units.len; i++) res->deps[res->ndeps++] = dup_str(c->units.data[i].path);
+    }
+    blkc_free(c);
+    return st;
+}
+
+/* The version in cache keys: the compiler's version, and the identity of the
+ * binary libblkc is linked into (path, size, mtime), so that rebuilding the
+ * compiler during development never serves PTX from an older one. */
+static char version[1200];
+static blkrt_compiler jit = {
+    .version = version,
+    .compile_ptx = compile_ptx,
     .cpu_build = cpu_build,
     .cpu_run = cpu_run,
     .cpu_free = cpu_free,
 };
+static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 
-const blkrt_compiler *blkrt_jit_compiler(void) { return &jit; }
+static void init_version(void) {
+    Dl_info info;
+    struct stat st;
+    if (dladdr((void *)&blkc_build, &info) && info.dli_fname && stat(info.dli_fname, &st) == 0)
+        snprintf(version, sizeof version, "%s %s (%s %lld %lld)", BLKRT_JIT_COMPILER_VERSION, blkc_version(),
+                 info.dli_fname, (long long)st.st_size, (long long)st.st_mtime);
+    else
+        snprintf(version, sizeof version, "%s %s", BLKRT_JIT_COMPILER_VERSION, blkc_version());
+}
 
-blkrt_status blkrt_jit_install(void) { return blkrt_use_compiler(&jit); }
+const blkrt_compiler *blkrt_jit_compiler(void) {
+    pthread_once(&jit_once, init_version);
+    return &jit;
+}
+
+blkrt_status blkrt_jit_install(void) { return blkrt_use_compiler(blkrt_jit_compiler()); }

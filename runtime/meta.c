@@ -3,12 +3,12 @@
  *   line    := ws* "//" ws* "blk-meta" ws+ "v1" (ws+ field)*
  *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec
  *   params  := "" | param ("," param)*      param := name ":" type
- *   type    := scalar | "*" scalar | "*const " scalar
+ *   type    := scalar | "*" scalar | "*const." scalar   ("*const " scalar is accepted too)
  *   consts  := "" | const ("," const)*      const := name ":" scalar ":" literal
  *   spec    := item ("," item)*             item  := [name ":"] ("d16" | "eq1" | "-")
  *
- * Fields are separated by spaces; the one space inside "*const T" belongs to
- * the type. Every error names its line; the parser never trusts the text
+ * Fields are separated by spaces; in the accepted "*const T" spelling the one
+ * space belongs to the type. Every error names its line; the parser never trusts the text
  * (lengths, counts and numbers are all range-checked).
  */
 #include "meta.h"
@@ -177,14 +177,17 @@ static bool parse_int(parser *P, slice v, const char *what, long long lo, long l
 
 static bool parse_type(parser *P, slice t, const char *param, rt_param *out) {
     slice rest = t;
-    out->type_str = rt_pool_strndup(P->pool, t.s, t.n);
-    if (!out->type_str) FAIL_OOM(P);
+    char *ts = rt_pool_strndup(P->pool, t.s, t.n);
+    if (!ts) FAIL_OOM(P);
+    out->type_str = ts;
     if (rest.n > 0 && rest.s[0] == '*') {
         rest.s++, rest.n--;
         out->type = RT_T_PTR;
-        if (rest.n >= 6 && memcmp(rest.s, "const ", 6) == 0) {
+        /* "*const.T" (canonical) or "*const T" (blk's own spelling) */
+        if (rest.n >= 6 && memcmp(rest.s, "const", 5) == 0 && (rest.s[5] == '.' || rest.s[5] == ' ')) {
             out->is_const = true;
             rest.s += 6, rest.n -= 6;
+            ts[6] = '.'; /* one spelling for blkrt_kernel_param */
         }
         int pt = scalar_type(rest.s, rest.n);
         if (pt < 0) FAIL(P, "blk-meta line %d: parameter '%s' has unknown type '%.*s'", P->line, param, (int)t.n, t.s);

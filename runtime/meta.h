@@ -31,10 +31,10 @@ typedef enum { RT_SPEC_NONE = 0, RT_SPEC_D16 = 1, RT_SPEC_EQ1 = 2 } rt_spec;
 
 typedef struct {
     const char *name;
-    const char *type_str;  /* as written: "*f32", "*const.bf16", "i32" */
+    const char *type_str;  /* "*f32", "*const.bf16", "i32" (const pointers always "*const.") */
     rt_type type;
     rt_type pointee;       /* RT_T_PTR only */
-    bool is_const;         /* *const.T */
+    bool is_const;         /* *const.T (or *const T) */
 } rt_param;
 
 typedef struct {

@@ -13,8 +13,9 @@
  *   stream.c     streams and events;  graph.c  capture and replay
  *   cpu_device.c the CPU interpreter as a device (through the compiler hook)
  *
- * Every handle starts with a magic word naming its kind, so a NULL, freed
- * (magic cleared before free) or wrong-kind handle is reported, not followed.
+ * Every handle starts with a magic word naming its kind, so a NULL, garbage
+ * or wrong-kind handle is reported, not followed. Destroying a handle clears
+ * its magic before the free, which catches some (not all) uses after destroy.
  */
 #ifndef BLK_RT_H
 #define BLK_RT_H

@@ -322,6 +322,58 @@ static LLVMValueRef sreg(cg_ctx *C, const char *base, int axis) {
     return cg_call_intrinsic(C, name, NULL, 0, NULL, 0);
 }
 
+/* Philox4x32-10 exactly as compiler/ir/philox.c (bit for bit). */
+static void philox(cg_ctx *C, LLVMValueRef seed64, LLVMValueRef offset32, LLVMValueRef out[2]) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef k0 = LLVMBuildTrunc(b, seed64, C->i32, "");
+    LLVMValueRef k1 = LLVMBuildTrunc(b, LLVMBuildLShr(b, seed64, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
+    LLVMValueRef c[4] = {offset32, cg_const_i32(C, 0), cg_const_i32(C, 0), cg_const_i32(C, 0)};
+    LLVMValueRef m0 = LLVMConstInt(C->i64, 0xD2511F53u, 0), m1 = LLVMConstInt(C->i64, 0xCD9E8D57u, 0);
+    for (int round = 0; round < 10; round++) {
+        if (round > 0) {
+            k0 = LLVMBuildAdd(b, k0, LLVMConstInt(C->i32, 0x9E3779B9u, 0), "");
+            k1 = LLVMBuildAdd(b, k1, LLVMConstInt(C->i32, 0xBB67AE85u, 0), "");
+        }
+        LLVMValueRef p0 = LLVMBuildMul(b, LLVMBuildZExt(b, c[0], C->i64, ""), m0, "");
+        LLVMValueRef p1 = LLVMBuildMul(b, LLVMBuildZExt(b, c[2], C->i64, ""), m1, "");
+        LLVMValueRef hi0 = LLVMBuildTrunc(b, LLVMBuildLShr(b, p0, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
+        LLVMValueRef hi1 = LLVMBuildTrunc(b, LLVMBuildLShr(b, p1, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
+        LLVMValueRef lo0 = LLVMBuildTrunc(b, p0, C->i32, ""), lo1 = LLVMBuildTrunc(b, p1, C->i32, "");
+        LLVMValueRef n0 = LLVMBuildXor(b, LLVMBuildXor(b, hi1, c[1], ""), k0, "");
+        LLVMValueRef n2 = LLVMBuildXor(b, LLVMBuildXor(b, hi0, c[3], ""), k1, "");
+        c[0] = n0;
+        c[1] = lo1;
+        c[2] = n2;
+        c[3] = lo0;
+    }
+    out[0] = c[0];
+    out[1] = c[1];
+}
+
+/* rand / randn / randint of one element (see philox.c for the formulas) */
+static LLVMValueRef random_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef seed, LLVMValueRef off) {
+    LLVMBuilderRef b = C->b;
+    blk_dtype st = (blk_dtype)in->operands[0]->type.dtype, ot = (blk_dtype)in->operands[1]->type.dtype;
+    LLVMValueRef s64 = cg_cast_scalar(C, in->loc, st, dtype_is_signed(st) ? DT_I64 : DT_U64, seed);
+    LLVMValueRef o32 = cg_cast_scalar(C, in->loc, ot, DT_U32, off);
+    LLVMValueRef out[2];
+    philox(C, s64, o32, out);
+    blk_dtype rt = (blk_dtype)in->results[0]->type.dtype;
+    LLVMValueRef scale = LLVMConstReal(C->f32, 1.0 / 16777216.0);
+    if (in->op == IR_RANDINT) return cg_cast_scalar(C, in->loc, DT_U32, rt, out[0]);
+    LLVMValueRef u = LLVMBuildLShr(b, out[0], cg_const_i32(C, 8), "");
+    if (in->op == IR_RAND) return cg_cast_scalar(C, in->loc, DT_F32, rt, LLVMBuildFMul(b, LLVMBuildUIToFP(b, u, C->f32, ""), scale, ""));
+    LLVMValueRef u1 = LLVMBuildFMul(b, LLVMBuildUIToFP(b, LLVMBuildAdd(b, u, cg_const_i32(C, 1), ""), C->f32, ""), scale, "");
+    LLVMValueRef u2 = LLVMBuildFMul(b, LLVMBuildUIToFP(b, LLVMBuildLShr(b, out[1], cg_const_i32(C, 8), ""), C->f32, ""), scale, "");
+    LLVMValueRef a1[1] = {u1};
+    LLVMValueRef lg = cg_call_extern(C, "__nv_logf", C->f32, a1, 1);
+    LLVMValueRef arg = LLVMBuildFMul(b, LLVMConstReal(C->f32, -2.0), lg, "");
+    LLVMValueRef r = cg_call_intrinsic(C, "llvm.sqrt", &C->f32, 1, &arg, 1);
+    LLVMValueRef a2[1] = {LLVMBuildFMul(b, LLVMConstReal(C->f32, 6.28318530717958647692), u2, "")};
+    LLVMValueRef cs = cg_call_extern(C, "__nv_cosf", C->f32, a2, 1);
+    return cg_cast_scalar(C, in->loc, DT_F32, rt, LLVMBuildFMul(b, r, cs, ""));
+}
+
 bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     ir_value *r = in->num_results ? in->results[0] : NULL;
     switch (in->op) {
@@ -344,6 +396,15 @@ bool cg_elementwise(cg_ctx *C, ir_inst *in) {
         cg_val v = cg_new_val(C, li.nregs, l);
         for (int i = 0; i < v.n; i++)
             v.v[i] = LLVMBuildAdd(C->b, cg_reg_coord(C, &li, i, 0), cg_const_i32(C, in->ival), "");
+        cg_set(C, r, v);
+        return true;
+    }
+    case IR_RAND: case IR_RANDN: case IR_RANDINT: {
+        const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+        cg_val sv = cg_get(C, in->operands[0], l), ov = cg_get(C, in->operands[1], l);
+        int n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
+        cg_val v = cg_new_val(C, n, l);
+        for (int i = 0; i < n; i++) v.v[i] = random_scalar(C, in, sv.v[sv.n == n ? i : 0], ov.v[ov.n == n ? i : 0]);
         cg_set(C, r, v);
         return true;
     }

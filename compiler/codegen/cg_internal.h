@@ -52,9 +52,7 @@ typedef struct {
     int num_values;
     LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
     struct cg_flow *flow;
-    /* shared-memory scratch: one static array sized at the end */
-    LLVMValueRef smem_placeholder;
-    int smem_bytes;
+    int smem_bytes;           /* dynamic shared memory this kernel needs */
     bool failed;
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;

@@ -84,16 +84,24 @@ void cg_barrier(cg_ctx *C) {
     cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
 }
 
+/* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):
+ * the blk-meta `shared=` field tells the runtime how many bytes to pass at
+ * launch, and one symbol serves every kernel of the module. */
 LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) {
     if (bytes > C->tgt->smem_static_max) {
-        cg_error(C, loc, "this operation needs %lld bytes of shared memory for its layout conversion; %s allows %d "
-                 "per block (use smaller blocks)", (long long)bytes, C->tgt->arch, C->tgt->smem_static_max);
+        cg_error(C, loc, "this operation needs %lld bytes of shared memory for its layout conversion; blk uses at "
+                 "most %d per block on %s for now (use smaller blocks)", (long long)bytes, C->tgt->smem_static_max,
+                 C->tgt->arch);
         bytes = 0;
     }
-    if (!C->smem_placeholder)
-        C->smem_placeholder = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, 0), "__blk_smem_tmp", 3);
-    if (bytes > C->smem_bytes) C->smem_bytes = (int)bytes;
-    return C->smem_placeholder;
+    LLVMValueRef g = LLVMGetNamedGlobal(C->mod, "__blk_smem");
+    if (!g) {
+        g = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, 0), "__blk_smem", 3);
+        LLVMSetLinkage(g, LLVMExternalLinkage);
+        LLVMSetAlignment(g, 16);
+    }
+    if (bytes > C->smem_bytes) C->smem_bytes = (int)((bytes + 15) / 16 * 16);
+    return g;
 }
 
 /* ---- values ---- */
@@ -132,7 +140,30 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
 
 /* ---- instructions ---- */
 
+/* More registers per thread than this for one value is a block far too big
+ * for one program instance: reported instead of handing LLVM (and ptxas)
+ * tens of thousands of values. */
+enum { CG_MAX_REGS_PER_VALUE = 2048 };
+
+static bool too_big(cg_ctx *C, ir_inst *in) {
+    for (int k = 0; k < in->num_results; k++) {
+        ir_value *r = in->results[k];
+        if (!r->type.rank) continue;
+        int n = lay_num_regs(cg_lay(C, r), r->type.shape, NULL);
+        if (n > CG_MAX_REGS_PER_VALUE) {
+            cg_error(C, in->loc, "block of %lld elements needs %d registers per thread with %d warps (limit %d): use "
+                     "smaller blocks or more warps", (long long)ir_numel(r->type), n, C->num_warps, CG_MAX_REGS_PER_VALUE);
+            return true;
+        }
+    }
+    return false;
+}
+
 void cg_region_inst(cg_ctx *C, ir_inst *in) {
+    if (too_big(C, in)) {
+        C->failed = true;
+        return;
+    }
     if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_convert_op(C, in))
         return;
     if (in->op == IR_DOT) {
@@ -164,7 +195,7 @@ void cg_region(cg_ctx *C, ir_region *r) {
 static const char *spec_code(ax_spec s) { return s == AX_SPEC_D16 ? "d16" : s == AX_SPEC_EQ1 ? "eq1" : "-"; }
 
 static void type_str(ir_type t, char *buf, int n) {
-    if (t.dtype == DT_PTR) snprintf(buf, (size_t)n, "*%s", dtype_name((blk_dtype)t.pointee));
+    if (t.dtype == DT_PTR) snprintf(buf, (size_t)n, "*%s%s", t.ptr_const ? "const." : "", dtype_name((blk_dtype)t.pointee));
     else snprintf(buf, (size_t)n, "%s", dtype_name((blk_dtype)t.dtype));
 }
 
@@ -210,7 +241,6 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     C->lt = C->ax ? lay_assign(C->a, f, C->ax, C->tgt->max_vec_bytes) : NULL;
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
-    C->smem_placeholder = NULL;
     C->smem_bytes = 0;
     C->flow = NULL;
     if (!C->ax || !C->lt || !C->vals) { C->failed = true; return; }
@@ -247,16 +277,6 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);
 
-    if (C->smem_placeholder) {
-        LLVMValueRef g = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, (uint64_t)C->smem_bytes),
-                                                     "__blk_smem", 3);
-        LLVMSetLinkage(g, LLVMInternalLinkage);
-        LLVMSetInitializer(g, LLVMGetUndef(LLVMArrayType2(C->i8, (uint64_t)C->smem_bytes)));
-        LLVMSetAlignment(g, 16);
-        LLVMReplaceAllUsesWith(C->smem_placeholder, g);
-        LLVMDeleteGlobal(C->smem_placeholder);
-        C->smem_placeholder = NULL;
-    }
     meta_line(C, meta, f, entry, spec);
 }
 
@@ -315,7 +335,7 @@ static bool link_libdevice(cg_ctx *C) {
         if (!LLVMIsDeclaration(fn) && LLVMGetFunctionCallConv(fn) != LLVMPTXKernelCallConv)
             LLVMSetLinkage(fn, LLVMInternalLinkage);
     for (LLVMValueRef g = LLVMGetFirstGlobal(C->mod); g; g = LLVMGetNextGlobal(g))
-        if (!LLVMIsDeclaration(g)) LLVMSetLinkage(g, LLVMInternalLinkage);
+        if (!LLVMIsDeclaration(g) && LLVMGetLinkage(g) != LLVMExternalLinkage) LLVMSetLinkage(g, LLVMInternalLinkage);
     return true;
 }
 

@@ -276,7 +276,10 @@ static void lower_scan(cg_ctx *C, ir_inst *in) {
     int lanes = S <= spt ? 1 : (S / spt < tpw ? S / spt : tpw);
     int stride = 1;
     for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) stride *= li.f.tpw[li.f.order[i]];
+    /* lane coordinate along the axis, modulo the lanes holding distinct
+     * elements (higher lanes are replicas of the first `lanes`) */
     LLVMValueRef lc = LLVMBuildURem(b, LLVMBuildUDiv(b, C->lane, cg_const_i32(C, stride), ""), cg_const_i32(C, tpw), "");
+    lc = LLVMBuildURem(b, lc, cg_const_i32(C, lanes), "");
     int nlines = li.nregs / li.n[ax];
     for (int line = 0; line < nlines; line++) {
         /* the registers of this line: k over the other dims */
@@ -321,7 +324,187 @@ static void lower_scan(cg_ctx *C, ir_inst *in) {
     cg_set(C, r, out);
 }
 
+/* ---- topk ----
+ * K rounds of a (available, value, index) arg-reduction over the axis (the
+ * three steps above, shuffling all three), each marking its winner taken.
+ * Order: available first, then the larger value (NaN largest, as SORT
+ * descending), then the lower index. Round t gives element t of the result;
+ * a result register picks its round by its coordinate along the axis. */
+typedef struct {
+    LLVMValueRef av, v, i;
+} tk_key;
+
+static LLVMValueRef tk_wins(cg_ctx *C, blk_dtype t, tk_key a, tk_key x) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef gt, eq;
+    if (dtype_is_float(t)) {
+        blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
+        LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a.v), fx = cg_cast_scalar(C, LOC_NONE, t, w, x.v);
+        LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
+        gt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fx, fa, ""), LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), ""), "");
+        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fx, fa, ""), LLVMBuildAnd(b, xn, an, ""), "");
+    } else {
+        gt = LLVMBuildICmp(b, dtype_is_signed(t) ? LLVMIntSGT : LLVMIntUGT, x.v, a.v, "");
+        eq = LLVMBuildICmp(b, LLVMIntEQ, x.v, a.v, "");
+    }
+    LLVMValueRef better = LLVMBuildOr(b, gt, LLVMBuildAnd(b, eq, LLVMBuildICmp(b, LLVMIntSLT, x.i, a.i, ""), ""), "");
+    LLVMValueRef same_av = LLVMBuildICmp(b, LLVMIntEQ, x.av, a.av, "");
+    return LLVMBuildOr(b, LLVMBuildAnd(b, x.av, LLVMBuildNot(b, a.av, ""), ""), LLVMBuildAnd(b, same_av, better, ""), "");
+}
+
+static void tk_comb(cg_ctx *C, blk_dtype t, tk_key *a, tk_key x) {
+    LLVMValueRef w = tk_wins(C, t, *a, x);
+    a->av = LLVMBuildSelect(C->b, w, x.av, a->av, "");
+    a->v = LLVMBuildSelect(C->b, w, x.v, a->v, "");
+    a->i = LLVMBuildSelect(C->b, w, x.i, a->i, "");
+}
+
+static void lower_topk(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    ir_value *x = in->operands[0], *rv = in->results[0], *ri = in->results[1];
+    int ax = in->axis, rank = x->type.rank, K = (int)in->ival;
+    blk_dtype t = (blk_dtype)x->type.dtype;
+    const lay_layout *xl = cg_lay(C, x);
+    if (!lay_fits(xl, rank, rv->type.shape) || K < 1) {
+        cg_error(C, in->loc, "topk of %d along a dim of %d elements is not supported by the PTX backend yet", K,
+                 x->type.shape[ax]);
+        return;
+    }
+    cg_val xv = cg_get(C, x, xl);
+    cg_lay_info li, ro;
+    cg_lay_info_get(C, xl, rank, x->type.shape, &li);
+    cg_lay_info_get(C, xl, rank, rv->type.shape, &ro);
+    int n = li.n[ax], nlines = li.nregs / n;
+    LLVMValueRef *avail = ARENA_ARRAY(C->a, LLVMValueRef, li.nregs), *crd = ARENA_ARRAY(C->a, LLVMValueRef, li.nregs);
+    tk_key *win = ARENA_ARRAY(C->a, tk_key, (size_t)nlines * K);
+    int *line_of = ARENA_ARRAY(C->a, int, li.nregs);
+    LLVMValueRef *outlin = ARENA_ARRAY(C->a, LLVMValueRef, nlines);
+    if (!avail || !crd || !win || !line_of || !outlin) { C->failed = true; return; }
+    /* lines: registers sharing the coordinates off the axis */
+    int *first = ARENA_ARRAY(C->a, int, nlines);
+    for (int r = 0, ln = 0; r < li.nregs; r++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&li, r, k);
+        avail[r] = LLVMConstInt(C->i1, 1, 0);
+        crd[r] = cg_reg_coord(C, &li, r, ax);
+        if (k[ax] == 0) { first[ln] = r; line_of[r] = ln++; }
+    }
+    for (int r = 0; r < li.nregs; r++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&li, r, k);
+        k[ax] = 0;
+        int r0 = cg_reg_of(&li, k);
+        line_of[r] = line_of[r0];
+    }
+    for (int ln = 0; ln < nlines; ln++) {
+        /* linear index of the line among all lines (row-major, axis removed) */
+        LLVMValueRef lin = cg_const_i32(C, 0);
+        int64_t stride = 1, cst = 0, off[IR_MAX_RANK];
+        cg_reg_offsets(&li, first[ln], off);
+        for (int d = rank - 1; d >= 0; d--) {
+            if (d == ax) continue;
+            lin = LLVMBuildAdd(b, lin, LLVMBuildMul(b, li.base[d], cg_const_i32(C, stride), ""), "");
+            cst += off[d] * stride;
+            stride *= x->type.shape[d];
+        }
+        outlin[ln] = LLVMBuildAdd(b, lin, cg_const_i32(C, cst), "");
+    }
+    int p = li.f.dims[ax];
+    int64_t S = x->type.shape[ax], spt = li.f.spt[p], tpw = li.f.tpw[p], wpc = li.f.wpc[p];
+    int64_t lanes = S <= spt ? 1 : (S / spt < tpw ? S / spt : tpw);
+    int64_t per_warp = spt * tpw, warps = S <= per_warp ? 1 : (S / per_warp < wpc ? S / per_warp : wpc);
+    int stride = 1, wstride = 1;
+    for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) {
+        stride *= li.f.tpw[li.f.order[i]];
+        wstride *= li.f.wpc[li.f.order[i]];
+    }
+    int64_t total = 1; /* lines in the whole block */
+    for (int d = 0; d < rank; d++)
+        if (d != ax) total *= x->type.shape[d];
+    LLVMTypeRef mt = cg_mem_type(C, t);
+    int vb = t == DT_BOOL ? 1 : dtype_bytes(t);
+    int64_t vbytes = (warps * total * vb + 15) / 16 * 16, ibytes = warps * total * 4;
+    LLVMValueRef base = warps > 1 ? cg_smem(C, in->loc, vbytes + ibytes + warps * total) : NULL;
+    for (int round = 0; round < K; round++) {
+        for (int ln = 0; ln < nlines; ln++) {
+            tk_key a = {0};
+            for (int e = 0; e < n; e++) {
+                int k[IR_MAX_RANK];
+                cg_reg_index(&li, first[ln], k);
+                k[ax] = e;
+                int r = cg_reg_of(&li, k);
+                tk_key xk = {avail[r], xv.v[r], crd[r]};
+                if (e == 0) a = xk;
+                else tk_comb(C, t, &a, xk);
+            }
+            for (int64_t off = 1; off < lanes; off *= 2) {
+                tk_key o = {LLVMBuildTrunc(b, shfl_xor(C, LLVMBuildZExt(b, a.av, C->i32, ""), (int)(off * stride)), C->i1, ""),
+                            shfl_xor(C, a.v, (int)(off * stride)), shfl_xor(C, a.i, (int)(off * stride))};
+                tk_comb(C, t, &a, o);
+            }
+            win[round * nlines + ln] = a;
+        }
+        if (warps > 1) {
+            LLVMValueRef wc = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, wstride), ""), cg_const_i32(C, wpc), "");
+            wc = LLVMBuildURem(b, wc, cg_const_i32(C, warps), "");
+            LLVMValueRef ib = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, vbytes)}, 1, "");
+            LLVMValueRef ab = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, vbytes + ibytes)}, 1, "");
+            cg_barrier(C);
+            for (int ln = 0; ln < nlines; ln++) {
+                tk_key a = win[round * nlines + ln];
+                LLVMValueRef slot = LLVMBuildAdd(b, LLVMBuildMul(b, wc, cg_const_i32(C, total), ""), outlin[ln], "");
+                LLVMBuildStore(b, t == DT_BOOL ? LLVMBuildZExt(b, a.v, C->i8, "") : a.v, LLVMBuildGEP2(b, mt, base, &slot, 1, ""));
+                LLVMBuildStore(b, a.i, LLVMBuildGEP2(b, C->i32, ib, &slot, 1, ""));
+                LLVMBuildStore(b, LLVMBuildZExt(b, a.av, C->i8, ""), LLVMBuildGEP2(b, C->i8, ab, &slot, 1, ""));
+            }
+            cg_barrier(C);
+            for (int ln = 0; ln < nlines; ln++) {
+                tk_key a = {0};
+                for (int w = 0; w < warps; w++) {
+                    LLVMValueRef slot = LLVMBuildAdd(b, cg_const_i32(C, w * total), outlin[ln], "");
+                    LLVMValueRef v = LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, mt, base, &slot, 1, ""), "");
+                    if (t == DT_BOOL) v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(C->i8, 0, 0), "");
+                    tk_key o = {LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, C->i8, LLVMBuildGEP2(b, C->i8, ab, &slot, 1, ""), ""),
+                                              LLVMConstInt(C->i8, 0, 0), ""),
+                                v, LLVMBuildLoad2(b, C->i32, LLVMBuildGEP2(b, C->i32, ib, &slot, 1, ""), "")};
+                    if (w == 0) a = o;
+                    else tk_comb(C, t, &a, o);
+                }
+                win[round * nlines + ln] = a;
+            }
+        }
+        for (int r = 0; r < li.nregs; r++)
+            avail[r] = LLVMBuildAnd(b, avail[r], LLVMBuildICmp(b, LLVMIntNE, crd[r], win[round * nlines + line_of[r]].i, ""), "");
+    }
+    /* results in xl over the [.., K, ..] shape, then the results' layouts */
+    cg_val ov = cg_new_val(C, ro.nregs, xl), oi = cg_new_val(C, ro.nregs, xl);
+    for (int r = 0; r < ro.nregs; r++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&ro, r, k);
+        k[ax] = 0;
+        int ln = line_of[cg_reg_of(&li, k)];
+        LLVMValueRef c = cg_reg_coord(C, &ro, r, ax);
+        LLVMValueRef v = win[ln].v, i = win[ln].i;
+        for (int round = 1; round < K; round++) {
+            LLVMValueRef is = LLVMBuildICmp(b, LLVMIntEQ, c, cg_const_i32(C, round), "");
+            v = LLVMBuildSelect(b, is, win[round * nlines + ln].v, v, "");
+            i = LLVMBuildSelect(b, is, win[round * nlines + ln].i, i, "");
+        }
+        ov.v[r] = v;
+        oi.v[r] = cg_cast_scalar(C, in->loc, DT_I32, (blk_dtype)ri->type.dtype, i);
+    }
+    const lay_layout *lv = cg_lay(C, rv), *lx = cg_lay(C, ri);
+    if (!lay_eq(xl, lv)) ov = cg_convert(C, in->loc, ov, rv->type, lv);
+    if (!lay_eq(xl, lx)) oi = cg_convert(C, in->loc, oi, ri->type, lx);
+    cg_set(C, rv, ov);
+    cg_set(C, ri, oi);
+}
+
 bool cg_reduce(cg_ctx *C, ir_inst *in) {
+    if (in->op == IR_TOPK) {
+        lower_topk(C, in);
+        return true;
+    }
     switch (in->op) {
     case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION:
         lower_reduce(C, in);

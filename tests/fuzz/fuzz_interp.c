@@ -65,6 +65,7 @@ typedef struct {
     fz_in in;
     fz_out out;
     int two_d;                /* template: 0 = [BLOCK], 1 = [R, C] */
+    int square16;             /* [R, C] is [16, 16]: dot and trans apply */
     const char *shape;        /* "[BLOCK]" or "[R, C]" */
     const char *names[NKIND][MAX_NAMES];
     int nnames[NKIND];
@@ -220,7 +221,21 @@ static void gen_fb(fz_gen *g, int d) {
         break;
     case 15: emit(o, "(%s(", pick(in, 2) ? "max" : "min"); gen(g, FB, d); emit(o, ", 0) + zeros(%s, f32))", g->shape); break;
     case 16:
-        if (g->two_d) {
+        if (g->square16 && pick(in, 2)) {
+            switch (pick(in, 4)) {
+            case 0: emit(o, "dot("); gen(g, FB, d); emit(o, ", "); gen(g, FB, d); emit(o, ", input_precision = \"ieee\")"); break;
+            case 1: emit(o, "dot(("); gen(g, FB, d); emit(o, ") as f16, trans("); gen(g, FB, d); emit(o, ") as f16, acc)"); break;
+            case 2: emit(o, "dot("); gen(g, FB, d); emit(o, ", "); gen(g, FB, d); emit(o, ")"); break;
+            default: emit(o, "(dot(("); gen(g, IB, d); emit(o, ") as i8, ("); gen(g, IB, d); emit(o, ") as i8) as f32)"); break;
+            }
+        } else if (g->two_d && pick(in, 4) == 0) {
+            /* a tensor descriptor over x seen as an [n, C] matrix; OOB reads as 0 */
+            emit(o, "tensor_desc(x, shape = [n, C], strides = [C, 1], block = [R, C]).load([");
+            gen(g, IS, d);
+            emit(o, ", ");
+            gen(g, IS, d);
+            emit(o, "])");
+        } else if (g->two_d) {
             emit(o, "trans(trans(");
             gen(g, FB, d);
             emit(o, "))");
@@ -230,7 +245,7 @@ static void gen_fb(fz_gen *g, int d) {
             emit(o, ", 0), [BLOCK])");
         }
         break;
-    default: emit(o, "%s", float_lits[pick(in, 12)]); emit(o, " + zeros(%s, f32)", g->shape); break;
+    default: emit(o, "(%s + zeros(%s, f32))", float_lits[pick(in, 12)], g->shape); break;
     }
 }
 
@@ -529,6 +544,14 @@ static void gen_stmt(fz_gen *g, int depth) {
             emit(o, ", %u, 0);\n", 1u << pick(in, 3));
             indent(g, depth);
             emit(o, "t += sum(%s, 0) + (sum(%s, 0) as f32);\n", v, ix);
+        } else if (pick(in, 2)) {
+            emit(o, "tensor_desc(out, shape = [n, C], strides = [C, 1], block = [R, C]).store([");
+            gen(g, IS, 0);
+            emit(o, ", ");
+            gen(g, IS, 0);
+            emit(o, "], ");
+            gen(g, FB, 0);
+            emit(o, ");\n");
         } else {
             emit(o, "acc = where(m, acc, ");
             gen(g, FB, 0);
@@ -579,6 +602,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         g.two_d = 1;
         g.shape = "[R, C]";
         unsigned r = 1u << pick(&g.in, 3), c = 1u << pick(&g.in, 3);
+        if (pick(&g.in, 4) == 0) r = c = 16, g.square16 = 1;
         emit(o, "kernel fz(x: *f32, y: *f32, out: *f32, idx: *i32, iout: *i32, n: i32, s: f32,"
                 " const R: i32 = %u, const C: i32 = %u) {\n", r, c);
         emit(o, "    let pid = program_id(0);\n"

@@ -85,7 +85,11 @@ static int enter(const char *sym) {
     LOCK();
     int i = 0;
     while (i < ncounts && strcmp(counts[i].sym, sym) != 0) i++;
-    if (i == ncounts && ncounts < 128) snprintf(counts[ncounts++].sym, sizeof counts[0].sym, "%s", sym);
+    if (i == ncounts && ncounts < 128) {
+        snprintf(counts[i].sym, sizeof counts[0].sym, "%s", sym);
+        counts[i].count = 0;
+        ncounts++;
+    }
     if (i < 128) counts[i].count++;
     bool quiet = strncmp(sym, "cuCtx", 5) == 0 || strncmp(sym, "cuGetError", 10) == 0;
     if (!quiet && calllog_len + strlen(sym) + 2 < sizeof calllog)
@@ -707,7 +711,11 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) 
     f->max_dyn = v;
     int i = 0;
     while (i < nattr_sets && strcmp(attr_sets[i].entry, f->name) != 0) i++;
-    if (i == nattr_sets && nattr_sets < 64) snprintf(attr_sets[nattr_sets++].entry, sizeof attr_sets[0].entry, "%s", f->name);
+    if (i == nattr_sets && nattr_sets < 64) {
+        snprintf(attr_sets[i].entry, sizeof attr_sets[0].entry, "%s", f->name);
+        attr_sets[i].count = 0;
+        nattr_sets++;
+    }
     if (i < 64) attr_sets[i].count++;
     UNLOCK();
     return RT_CUDA_SUCCESS;

@@ -38,8 +38,8 @@ static void variants_and_types(void) {
         ".version 8.0\n"
         "  //   blk-meta v1 kernel=k entry=k_d16 num_warps=8 shared=65536 params=a:*const bf16,n:i64 spec=d16,d16\n"
         ".visible .entry k_d16()\n"
-        "// blk-meta v1 kernel=k entry=k_any num_warps=4 shared=0 params=a:*const bf16,n:i64\n"
-        "// blk-meta v1 kernel=k entry=k_one num_warps=4 shared=0 params=a:*const bf16,n:i64 spec=a:-,n:eq1\r\n"
+        "// blk-meta v1 kernel=k entry=k_any num_warps=4 shared=0 params=a:*const.bf16,n:i64\n"
+        "// blk-meta v1 kernel=k entry=k_one num_warps=4 shared=0 params=a:*const.bf16,n:i64 spec=a:-,n:eq1\r\n"
         "// blk-meta v1 kernel=noargs entry=noargs num_warps=1 shared=0 params= consts=\n"
         "// blk-meta v1 kernel=all entry=all num_warps=32 shared=0 "
         "params=a:bool,b:i8,c:i16,d:i32,e:i64,f:u8,g:u16,h:u32,i:u64,j:f16,k:bf16,l:f32,m:f64,n:f8e4m3,o:f8e5m2,p:*u8 "
@@ -53,7 +53,7 @@ static void variants_and_types(void) {
     const rt_meta_kernel *k = &m.kernels[0];
     CHECK(k->nvariants == 3, "k has 3 variants");
     CHECK(k->params[0].type == RT_T_PTR && k->params[0].pointee == RT_T_BF16 && k->params[0].is_const &&
-              strcmp(k->params[0].type_str, "*const bf16") == 0,
+              strcmp(k->params[0].type_str, "*const.bf16") == 0,
           "*const bf16 parsed, type_str '%s'", k->params[0].type_str);
     CHECK(k->variants[0].line == 2 && k->variants[0].shared == 65536 && k->variants[0].num_warps == 8, "k_d16 fields");
     CHECK(k->variants[1].spec[0] == RT_SPEC_NONE && k->variants[1].spec[1] == RT_SPEC_NONE, "k_any has no spec");
@@ -107,6 +107,8 @@ static void malformed(void) {
     bad(L "params=x:f33", "blk-meta line 2: parameter 'x' has unknown type 'f33'");
     bad(L "params=x:*", "blk-meta line 2: parameter 'x' has unknown type '*'");
     bad(L "params=x:*const f99", "blk-meta line 2: parameter 'x' has unknown type '*const f99'");
+    bad(L "params=x:*const.f99", "blk-meta line 2: parameter 'x' has unknown type '*const.f99'");
+    bad(L "params=x:*constf32", "blk-meta line 2: parameter 'x' has unknown type '*constf32'");
     bad(L "params=x:i32,x:i32", "blk-meta line 2: parameter 'x' is listed twice");
     bad(L "params=:i32", "blk-meta line 2: bad parameter name ''");
     bad(L "params=x:i32 consts=B", "blk-meta line 2: const 'B' is not NAME:TYPE:VALUE");

@@ -69,7 +69,9 @@ static void test_names(void) {
     const char *const *names = pass_names();
     CHECK(names[0] && strcmp(names[0], "inline") == 0);
     CHECK(names[1] && strcmp(names[1], "canonicalize") == 0);
-    CHECK(names[2] == NULL);
+    CHECK(names[2] && strcmp(names[2], "axisinfo") == 0);
+    CHECK(names[3] && strcmp(names[3], "layout") == 0);
+    CHECK(names[4] == NULL);
 }
 
 static void test_dump_points(void) {
