@@ -12,7 +12,7 @@ BUILD ?= build-asan
 else
 BUILD ?= build
 endif
-PACKAGES = llvm-22-dev llvm-22-tools re2c lemon cmake
+PACKAGES = llvm-22-dev llvm-22-tools re2c lemon cmake libzstd-dev
 
 .PHONY: all deps configure build test main clean fuzz
 
@@ -39,14 +39,24 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: every stdlib kernel through the front end to Block IR, then
-# one kernel run on the CPU interpreter.
+# The main job: every stdlib file through the front end to Block IR, the
+# kernels the GPU backend handles (no `dot` yet) to PTX for sm_90a, then one
+# kernel run through the runtime: on GPU 0 if there is one, else on the CPU
+# interpreter device.
+PTX_STDLIB = elementwise diffusion softmax norm reduce layout attn_variants moe
 main: build
+	@mkdir -p $(BUILD)/ptx
 	@for f in stdlib/*.blk; do \
 	  ./$(BUILD)/blkc --emit=ir $$f -o /dev/null || exit 1; \
 	  echo "stdlib: $$f -> Block IR ok"; \
 	done
+	@for k in $(PTX_STDLIB); do \
+	  [ -f stdlib/$$k.blk ] || continue; \
+	  ./$(BUILD)/blkc stdlib/$$k.blk --arch sm_90a -o $(BUILD)/ptx/$$k.ptx || exit 1; \
+	  echo "stdlib: stdlib/$$k.blk -> $(BUILD)/ptx/$$k.ptx ($$(grep -c 'blk-meta' $(BUILD)/ptx/$$k.ptx) kernel entries)"; \
+	done
 	./$(BUILD)/examples/interp_vector_add
+	./$(BUILD)/examples/run_vector_add
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -97,6 +97,33 @@ static const char *unit_name(sema *S, int u) {
     return u < S->c->units.len && S->c->units.data[u].path ? base_name(S->c->units.data[u].path) : "?";
 }
 
+/* A kernel's or fn's parameter list: at most SEMA_MAX_PARAMS parameters,
+ * reported at the first one over the limit, and distinct names (one pass
+ * over a hash map, not every pair). Returns false after an error. */
+static bool check_params(sema *S, ast_node *n, const char *what) {
+    if (n->params.len > SEMA_MAX_PARAMS) {
+        diag_error(S->d, name_loc(n->params.data[SEMA_MAX_PARAMS]),
+                   "%s '%s' has %d parameters, more than the limit of %d", what, n->name, n->params.len,
+                   SEMA_MAX_PARAMS);
+        return false;
+    }
+    bool ok = true;
+    sema_map seen = {0};
+    for (int k = 0; k < n->params.len; k++) {
+        ast_node *param = n->params.data[k];
+        if (!param->name) continue;
+        ast_node *first = sema_map_get(&seen, param->name);
+        if (first) {
+            diag_error(S->d, name_loc(param), "duplicate parameter '%s'", param->name);
+            diag_note(S->d, name_loc(first), "'%s' is first declared here", param->name);
+            ok = false;
+        } else {
+            sema_map_put(S->a, &seen, param->name, param);
+        }
+    }
+    return ok;
+}
+
 static void add_item(sema *S, sema_unit *U, ast_node *n, sema_item_kind kind) {
     if (!n->name) return;
     sema_item *prev = sema_map_get(&U->items, n->name);
@@ -111,6 +138,7 @@ static void add_item(sema *S, sema_unit *U, ast_node *n, sema_item_kind kind) {
     it->name = n->name;
     it->ast = n;
     it->unit = U->index;
+    if (kind == ITEM_FN && !check_params(S, n, "fn")) it->bad_params = true;
     sema_map_put(S->a, &U->items, n->name, it);
     VEC_PUSH(S->a, U->item_list, it);
 }
@@ -490,6 +518,7 @@ static sema_spec *specialise(sema *S, sema_item *fn, const char *key, sema_val *
     (void)r;
     for (int k = 0; k < n; k++) VEC_PUSH(S->a, g->result_types, rets[k]->type);
     sp->result = ret;
+    sp->expanded = F.expanded;
     S->call_depth--;
     S->fn = saved_fn;
     S->unit = saved_unit;
@@ -521,8 +550,36 @@ static bool check_recursion(sema *S, sema_item *fn, blk_loc loc) {
     return true;
 }
 
+/* The inlining bound. Sema emits each specialisation once, but the inline
+ * pass copies a callee's body per call, so sizes multiply: fns that each call
+ * the next one twice double per level. Each specialisation knows its size
+ * after inlining (sema_spec.expanded); a call adds the callee's to the
+ * caller's, which must stay within SEMA_MAX_INSTS — for a kernel together
+ * with the kernels lowered before it, as the limit is per compilation. */
+static bool inline_size_ok(sema *S, sema_item *fn, sema_spec *sp, blk_loc loc) {
+    sema_fnctx *F = S->fn;
+    int64_t before = F->is_kernel ? S->kernels_expanded : 0;
+    if (before + F->expanded + sp->expanded <= SEMA_MAX_INSTS) return true;
+    if (!S->size_reported) {
+        S->size_reported = true; /* stops elaborating: one report, no more expansion */
+        diag_error(S->d, loc, "inlining '%s' would make %s '%s' larger than %d instructions", fn->name,
+                   F->is_kernel ? "kernel" : "fn", F->item->name, SEMA_MAX_INSTS);
+        diag_note(S->d, name_loc(fn->ast), "'%s' expands to %lld instructions with the fn calls in it inlined",
+                  fn->name, (long long)sp->expanded);
+        if (before)
+            diag_note(S->d, name_loc(F->item->ast), "the kernels compiled before '%s' take %lld of them",
+                      F->item->name, (long long)before);
+        sema_fnctx *G = F; /* in a fn: the kernel's call that led here */
+        while (G->caller && !G->caller->is_kernel) G = G->caller;
+        if (!G->is_kernel && G->caller)
+            diag_note(S->d, G->call_loc, "'%s' is called from kernel '%s' here", G->item->name,
+                      G->caller->item->name);
+    }
+    return false;
+}
+
 /* Call a specialisation: IR_CALL on the run-time arguments. */
-static sema_val emit_call(sema *S, sema_spec *sp, sema_val *args, int n, blk_loc loc) {
+static sema_val emit_call(sema *S, sema_item *fn, sema_spec *sp, sema_val *args, int n, blk_loc loc) {
     if (sp->failed) return sema_error();
     ir_value **ops = ARENA_ARRAY(S->a, ir_value *, n + 1);
     int nops = 0;
@@ -531,9 +588,11 @@ static sema_val emit_call(sema *S, sema_spec *sp, sema_val *args, int n, blk_loc
     ir_func *g = sp->func;
     if (g->result_types.len == 0 && g->body->first == g->body->last) /* a fn that only computed constants */
         return instantiate(S, sp->result, NULL);
+    if (!inline_size_ok(S, fn, sp, loc)) return sema_error();
     ir_inst *call = sema_inst(S, IR_CALL, loc, ops, nops, g->result_types.data, g->result_types.len, 0);
     if (!call) return sema_error();
     call->callee = g;
+    S->fn->expanded += sp->expanded;
     return instantiate(S, sp->result, call);
 }
 
@@ -550,6 +609,7 @@ static sema_spec *find_or_specialise(sema *S, sema_item *fn, sema_val *args, blk
 
 sema_val sema_call_fn(sema *S, sema_item *fn, ast_node *call, sema_val *args, ast_node **arg_nodes,
                       const char **names, int nargs) {
+    if (fn->bad_params) return sema_error(); /* reported at its definition */
     ast_node *f = fn->ast;
     int np = f->params.len;
     sema_val *bound = ARENA_ARRAY(S->a, sema_val, np + 1);
@@ -630,10 +690,11 @@ sema_val sema_call_fn(sema *S, sema_item *fn, ast_node *call, sema_val *args, as
     if (!check_recursion(S, fn, call->loc)) return sema_error();
     sema_spec *sp = find_or_specialise(S, fn, bound, call->loc);
     if (!sp) return sema_error();
-    return emit_call(S, sp, bound, np, call->loc);
+    return emit_call(S, fn, sp, bound, np, call->loc);
 }
 
 sema_val sema_call_values(sema *S, sema_item *fn, ir_value **vals, int n, blk_loc loc) {
+    if (fn->bad_params) return sema_error(); /* reported at its definition */
     ast_node *f = fn->ast;
     if (f->params.len != n) {
         diag_error(S->d, loc, "combine fn '%s' must take %d arguments, it takes %d", fn->name, n, f->params.len);
@@ -654,7 +715,7 @@ sema_val sema_call_values(sema *S, sema_item *fn, ir_value **vals, int n, blk_lo
     if (!check_recursion(S, fn, loc)) return sema_error();
     sema_spec *sp = find_or_specialise(S, fn, args, loc);
     if (!sp) return sema_error();
-    return emit_call(S, sp, args, n, loc);
+    return emit_call(S, fn, sp, args, n, loc);
 }
 
 /* ---- kernels ---- */
@@ -875,6 +936,8 @@ fail:
 
 static void lower_kernel(sema *S, sema_item *item) {
     ast_node *k = item->ast;
+    check_params(S, k, "kernel");
+    if (k->params.len > SEMA_MAX_PARAMS) return; /* reported; the body would only add noise */
     ir_func *f = ir_func_new(S->c->ir, k->name, true, k->loc);
     if (!f) return;
     sema_fnctx F = {.item = item, .func = f, .unit = item->unit, .is_kernel = true};
@@ -914,11 +977,6 @@ static void lower_kernel(sema *S, sema_item *item) {
     bool use_config = false;
     for (int p = 0; p < k->params.len; p++) {
         ast_node *param = k->params.data[p];
-        for (int q = 0; q < p; q++)
-            if (strcmp(k->params.data[q]->name, param->name) == 0) {
-                diag_error(S->d, name_loc(param), "duplicate parameter '%s'", param->name);
-                diag_note(S->d, name_loc(k->params.data[q]), "'%s' is first declared here", param->name);
-            }
         if (param->is_const) {
             bind_const_param(S, k, param, config, &use_config);
             continue;
@@ -958,6 +1016,7 @@ static void lower_kernel(sema *S, sema_item *item) {
 
     bool terminated = sema_block(S, k->body);
     if (!terminated) sema_inst(S, IR_RETURN, k->loc, NULL, 0, NULL, 0, 0);
+    S->kernels_expanded += F.expanded;
     S->fn = NULL;
 }
 

@@ -1111,6 +1111,8 @@ static sema_val b_dot(sema *S, ast_node *call, ast_node **a, const sema_builtin 
         diag_error(S->d, call->loc, "'dot' needs every dimension to be at least 16, got M = %d, N = %d, K = %d", M, N, K);
         return sema_error();
     }
+    /* [M, K] and [K, N] are each within the limit, but [M, N] can reach 2^32 */
+    if (!check_numel(S, (int64_t)M * N, call->loc)) return sema_error();
     blk_dtype acc_dt = ta == DT_I8 ? DT_I32 : DT_F32;
     ir_type acc_t = ir_shaped(ir_scalar(acc_dt), 2, (int32_t[]){M, N});
     int prec = 0;
@@ -1293,6 +1295,7 @@ static sema_val b_join(sema *S, ast_node *call, ast_node **a, const sema_builtin
         diag_error(S->d, call->loc, "a block has at most %d dimensions", IR_MAX_RANK);
         return sema_error();
     }
+    if (!check_numel(S, 2 * ir_numel(x->type), call->loc)) return sema_error(); /* twice its operands */
     int32_t s[IR_MAX_RANK];
     for (int k = 0; k < x->type.rank; k++) s[k] = x->type.shape[k];
     s[x->type.rank] = 2;
@@ -1331,7 +1334,8 @@ static sema_val b_cat(sema *S, ast_node *call, ast_node **a, const sema_builtin 
             return sema_error();
         }
     ir_type t = x->type;
-    t.shape[axis] += y->type.shape[axis];
+    t.shape[axis] += y->type.shape[axis]; /* each at most 2^20: no overflow */
+    if (!check_numel(S, ir_numel(t), call->loc)) return sema_error();
     if (!sema_is_pow2(t.shape[axis])) {
         diag_error(S->d, call->loc, "'cat' result dimension %d is not a power of two", t.shape[axis]);
         return sema_error();

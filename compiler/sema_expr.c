@@ -169,7 +169,12 @@ static const char *const_str(sema *S, sema_val v) {
 ir_inst *sema_inst(sema *S, ir_op op, blk_loc loc, ir_value *const *ops, int nops, const ir_type *types,
                    int nres, int nregions) {
     if (!S->fn) return NULL; /* callers check S->fn before emitting; defensive */
-    if (++S->insts > SEMA_MAX_INSTS && !S->size_reported) {
+    /* The size after inlining: a CALL becomes its callee's body (emit_call
+     * adds the callee's expanded size) and a fn's RETURN disappears. */
+    bool kernel = S->fn->is_kernel;
+    if (op != IR_CALL && (op != IR_RETURN || kernel)) S->fn->expanded++;
+    if ((++S->insts > SEMA_MAX_INSTS || (kernel && S->kernels_expanded + S->fn->expanded > SEMA_MAX_INSTS)) &&
+        !S->size_reported) {
         S->size_reported = true;
         diag_error(S->d, loc, "program too large: more than %d IR instructions (check static_range trip "
                    "counts and fn calls)", SEMA_MAX_INSTS);

@@ -88,6 +88,7 @@ struct sema_item {
     int state;       /* CONST: 0 not evaluated, 1 evaluating, 2 done */
     sema_val value;  /* CONST */
     VEC(sema_spec *) specs; /* FN: specialisations made so far */
+    bool bad_params;  /* FN: its parameter list was rejected; calls yield SV_ERROR silently */
 };
 
 /* One specialisation of a fn: the IR function and what a call yields. */
@@ -96,6 +97,8 @@ struct sema_spec {
     ir_func *func;
     sema_val result;   /* template: VALUE leaves with v == NULL stand for call result i */
     bool failed;       /* the body had errors: calls yield SV_ERROR */
+    int64_t expanded;  /* instructions it becomes once every call in it is inlined
+                        * (its own insts, less the RETURN, plus its callees' sizes) */
 };
 
 /* Open-addressing map from name to pointer. */
@@ -157,6 +160,7 @@ struct sema_fnctx {
     VEC(sema_binding *) stack;
     sema_loop *loop;
     sema_map undefined;     /* names already reported undefined */
+    int64_t expanded;       /* its size after inlining so far (see sema_spec.expanded) */
 };
 
 typedef struct {
@@ -170,14 +174,24 @@ typedef struct {
     int call_depth;
     int64_t insts;           /* instructions emitted (size guard) */
     int64_t unrolled;        /* static_range iterations elaborated (size guard) */
+    int64_t kernels_expanded;/* size after inlining of the kernels lowered so far (size guard) */
     bool size_reported;
     VEC(sema_item *) const_stack; /* module consts being evaluated (cycle notes) */
 } sema;
 
 enum {
     SEMA_MAX_DEPTH = 1000,       /* nested expressions, statements and calls */
-    SEMA_MAX_INSTS = 500000,     /* IR instructions per compilation (about 160 MB of IR) */
+    SEMA_MAX_INSTS = 500000,     /* IR instructions per compilation (about 160 MB of IR), both as
+                                  * emitted and after inlining (every kernel's fn calls expanded) */
     SEMA_MAX_UNROLLED = 1 << 18, /* static_range iterations per compilation, even empty ones */
+    /* Parameters of one kernel or fn. A front-end sanity bound that keeps a
+     * generated program with thousands of parameters an error rather than a
+     * slow compile; not the launch ABI's limit, which is smaller: libblkrt
+     * rejects metadata with more than 64 run-time parameters (RT_MAX_PARAMS,
+     * runtime/meta.h: 64-bit specialisation masks) and CUDA's parameter
+     * space is 4 KB (512 pointers). Const parameters and a device fn's
+     * parameters never reach the ABI, hence the generous 256. */
+    SEMA_MAX_PARAMS = 256,
 };
 
 /* ---- sema.c ---- */

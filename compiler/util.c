@@ -145,6 +145,15 @@ int read_file(const char *path, size_t max_bytes, char **out, size_t *len, char 
         snprintf(err, errlen, "is a directory");
         return -1;
     }
+    /* FIFOs, sockets and devices could block forever or never end. */
+    if (!S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "not a regular file");
+        return -1;
+    }
+    if ((uint64_t)st.st_size > max_bytes) {
+        snprintf(err, errlen, "file too large (limit %zu bytes)", max_bytes);
+        return -1;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         snprintf(err, errlen, "%s", strerror(errno));

@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "cg_internal.h"
@@ -280,15 +281,16 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     meta_line(C, meta, f, entry, spec);
 }
 
-static bool llvm_ready;
-static void init_llvm(void) {
-    if (llvm_ready) return;
+/* LLVM's target registry is process-global: initialise it exactly once,
+ * also when several threads JIT-compile at the same time. */
+static void init_llvm_once(void) {
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
     LLVMInitializeNVPTXTargetMC();
     LLVMInitializeNVPTXAsmPrinter();
-    llvm_ready = true;
 }
+static pthread_once_t llvm_once = PTHREAD_ONCE_INIT;
+static void init_llvm(void) { pthread_once(&llvm_once, init_llvm_once); }
 
 static const char *libdevice_path(void) {
     const char *env = getenv("BLK_LIBDEVICE");

@@ -104,7 +104,10 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
             break;
         case IR_PTRADD: {
             int eb = dtype_bytes((blk_dtype)a->type.pointee);
-            o->contig[d] = max64(gcd64(x->constancy[d], y->contig[d]), 1);
+            /* a uniform pointer plus contiguous offsets, or a contiguous
+             * pointer block plus a uniform offset (x + offs + 64) */
+            o->contig[d] = max64(max64(gcd64(x->constancy[d], y->contig[d]),
+                                       gcd64(x->contig[d], y->constancy[d])), 1);
             o->div[d] = gcd64(x->div[d], cap(y->div[d] * eb));
             break;
         }

@@ -550,8 +550,8 @@ static void canonicalize_func(ir_func *f) {
         C.arena = a;
         C.repl = ir_value_map_new(a);
         if (!C.repl) return;
-        uint64_t nbuckets = 64;
-        while (nbuckets < 2 * (uint64_t)count_insts(f->body) && nbuckets < (1u << 26)) nbuckets *= 2;
+        uint64_t nbuckets = 64, want = 2 * (uint64_t)count_insts(f->body);
+        while (nbuckets < want && nbuckets < (1u << 26)) nbuckets *= 2;
         C.heads = ARENA_ARRAY(a, int, nbuckets);
         C.mask = nbuckets - 1;
         if (C.heads) memset(C.heads, 0xff, sizeof(int) * nbuckets); /* all -1 */

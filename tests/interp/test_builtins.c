@@ -309,6 +309,18 @@ static void grid_and_print(void) {
     blkc_free(c);
 }
 
+static void ptr_cast(void) {
+    float x[4] = {0, 0, 0, 0};
+    int64_t addr = 0;
+    blkc_ctx *c = build("ptr_cast");
+    blk_arg args[] = {BLK_PTR(x, sizeof x), BLK_PTR(&addr, sizeof addr)};
+    if (h_run(c, "ptr_cast", 1, 1, 1, args, 2) == 0) {
+        CHECK(addr == (int64_t)(intptr_t)x, "pointer as i64 gave %lld", (long long)addr);
+        CHECK(x[1] == 2.5f && x[0] == 0 && x[2] == 0, "store through (a + 4) as *f32 hit the wrong element");
+    }
+    blkc_free(c);
+}
+
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(2024);
@@ -325,5 +337,6 @@ int main(int argc, char **argv) {
     loops();
     random_numbers();
     grid_and_print();
+    ptr_cast();
     return h_finish("builtins");
 }

@@ -1,0 +1,677 @@
+"""blk — Python binding of libblkrt, the blk runtime (ctypes; no dependencies).
+
+    import blk, torch
+    dev = blk.Device(0)
+    mod = dev.load_ptx_file("vector_add.ptx")        # blkc --emit=ptx output
+    k = mod.kernel("vector_add")
+    x, y = torch.randn(n, device="cuda"), torch.randn(n, device="cuda")
+    out = torch.empty_like(x)
+    k[blk.cdiv(n, k.consts["BLOCK"]),](x, y, out, n)   # tensors pass data_ptr()
+
+Arguments are matched to the kernel's blk-meta parameters: a pointer
+parameter takes any object with data_ptr() (torch tensors, blk.Buffer), one
+with __cuda_array_interface__, a raw device address (int) or None (null);
+integer parameters take ints; float parameters take floats or ints. libblkrt
+checks kinds and ranges and every failure raises blk.Error with its message.
+
+Launches go to a blk.Stream or, with stream=None, to the legacy default stream
+(CUstream 0) — the stream PyTorch uses unless told otherwise, so blk launches
+and torch operations on the default stream are ordered with each other.
+libblkrt cannot adopt a foreign CUstream yet: passing a non-default torch
+stream raises blk.Error (BLKRT_ERR_UNSUPPORTED).
+
+The library is found through $BLK_LIBBLKRT, then next to this package, then
+in the repository's build*/runtime/ directories, then the system search path.
+"""
+import ctypes
+import operator
+import re
+import struct
+import weakref
+from collections import namedtuple
+
+from . import _ffi
+from ._ffi import Error, ARG_PTR, ARG_INT, ARG_FLOAT, DEVICE_CPU, STATUS_NAMES
+from ._ffi import (BLKRT_OK, BLKRT_ERR_NO_DRIVER, BLKRT_ERR_NO_DEVICE, BLKRT_ERR_INVALID_HANDLE,  # noqa: F401
+                   BLKRT_ERR_INVALID_VALUE, BLKRT_ERR_INVALID_LAUNCH, BLKRT_ERR_META, BLKRT_ERR_NOT_FOUND,
+                   BLKRT_ERR_JIT, BLKRT_ERR_PTX_VERSION, BLKRT_ERR_OUT_OF_MEMORY, BLKRT_ERR_NO_COMPILER,
+                   BLKRT_ERR_COMPILE, BLKRT_ERR_LAUNCH_FAILED, BLKRT_ERR_UNSUPPORTED, BLKRT_ERR_IO,
+                   BLKRT_ERR_DRIVER)
+
+__all__ = list(STATUS_NAMES) + ["Error", "Device", "Module", "Kernel", "Buffer", "Stream", "Event", "Graph", "Param",
+           "device_count", "version", "cdiv", "library_path", "STATUS_NAMES", "DEVICE_CPU"]
+
+Param = namedtuple("Param", "name type")
+
+
+def cdiv(a, b):
+    """Ceiling division, for grids: cdiv(n, BLOCK)."""
+    return -(-a // b)
+
+
+def version():
+    """libblkrt's version string."""
+    return _ffi.lib().blkrt_version().decode()
+
+
+def library_path():
+    """The path of the loaded libblkrt.so."""
+    return _ffi.library_path()
+
+
+def device_count():
+    """GPUs visible to the driver (raises blk.Error BLKRT_ERR_NO_DRIVER without one)."""
+    n = ctypes.c_int()
+    _ffi.check(_ffi.lib().blkrt_device_count(ctypes.byref(n)))
+    return n.value
+
+
+def _destroy(fn_name, *handles):
+    """Finaliser: call a blkrt destructor, ignoring failures (also at exit)."""
+    try:
+        getattr(_ffi.lib(), fn_name)(*handles)
+    except Exception:
+        pass
+
+
+class _Handle:
+    """An owned blkrt handle, destroyed by close() or when collected (children
+    keep their parents alive, so they always go first)."""
+    _handle = None
+
+    _finalizer = None
+
+    def _own(self, handle, destroy, *extra):
+        self._handle = handle
+        self._destroy_call = (destroy, extra + (handle,))
+        self._finalizer = weakref.finalize(self, _destroy, destroy, *extra, handle)
+
+    def close(self):
+        """Destroy the handle now (later uses raise BLKRT_ERR_INVALID_HANDLE).
+        Raises blk.Error if libblkrt refuses (a device with live modules)."""
+        if self._finalizer is not None and self._finalizer.alive:
+            fn, args = self._destroy_call
+            _ffi.check(getattr(_ffi.lib(), fn)(*args))
+            self._finalizer.detach()
+        self._handle = None
+
+    @property
+    def handle(self):
+        """The raw blkrt handle (an int), for other bindings."""
+        return self._handle
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+# ---------------------------------------------------------------- devices
+
+DeviceInfo = namedtuple("DeviceInfo", "kind ordinal name sm arch sm_count warp_size max_threads_per_block "
+                        "max_grid max_shared_per_block max_shared_optin total_memory driver_version")
+
+
+class Device(_Handle):
+    """A GPU (ordinal 0..count-1) or the CPU interpreter (Device.cpu())."""
+
+    def __init__(self, ordinal=0):
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_device_open(int(ordinal), ctypes.byref(h)))
+        self._own(h.value, "blkrt_device_close")
+        raw = _ffi.DeviceInfo()
+        _ffi.check(_ffi.lib().blkrt_device_get_info(self._handle, ctypes.byref(raw)))
+        self.info = DeviceInfo(
+            "cpu" if raw.kind == 1 else "gpu", raw.ordinal, raw.name.decode(errors="replace"), raw.sm,
+            raw.arch.decode(), raw.sm_count, raw.warp_size, raw.max_threads_per_block, tuple(raw.max_grid),
+            raw.max_shared_per_block, raw.max_shared_optin, raw.total_memory, raw.driver_version)
+
+    @classmethod
+    def cpu(cls):
+        """The CPU interpreter device (no driver needed; modules from .blk source
+        need a compiler registered in the loaded library)."""
+        return cls(DEVICE_CPU)
+
+    @property
+    def is_cpu(self):
+        return self.info.kind == "cpu"
+
+    def __repr__(self):
+        return "<blk.Device %s %s %s>" % (self.info.ordinal if not self.is_cpu else "cpu", self.info.name,
+                                          self.info.arch)
+
+    def synchronize(self):
+        _ffi.check(_ffi.lib().blkrt_device_synchronize(self._handle))
+
+    # -- modules
+    def load_ptx(self, text):
+        """PTX text (str or bytes) with blk-meta lines (blkc --emit=ptx)."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_module_load_ptx(self._handle, data, len(data), ctypes.byref(h)))
+        return Module(self, h.value, data)
+
+    def load_ptx_file(self, path):
+        with open(path, "rb") as f:
+            return self.load_ptx(f.read())
+
+    def load_cubin(self, image, meta=None):
+        """A cubin/fatbin image (bytes) and the text of its blk-meta lines."""
+        image = bytes(image)
+        m = meta.encode() if isinstance(meta, str) else meta
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_module_load_cubin(self._handle, image, len(image), m, ctypes.byref(h)))
+        return Module(self, h.value, m or b"")
+
+    def load_source(self, source, path=None, defines=None, kernel=None, cache_dir=None):
+        """.blk source through the compiler registered in libblkrt (raises
+        BLKRT_ERR_NO_COMPILER where none is: plain libblkrt.so has none).
+        defines: {"BLOCK": 1024, "EPS": 1e-5, "HAS_POS": True}."""
+        data = source.encode() if isinstance(source, str) else bytes(source)
+        defs = list((defines or {}).items())
+        arr = (_ffi.Define * max(1, len(defs)))()
+        keep = []
+        for i, (name, value) in enumerate(defs):
+            nb = name.encode()
+            keep.append(nb)
+            if isinstance(value, float):
+                arr[i] = _ffi.Define(nb, 1, 0, value)
+            else:
+                arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
+        opts = _ffi.SourceOptions(path.encode() if path else None, arr, len(defs),
+                                  kernel.encode() if kernel else None,
+                                  cache_dir.encode() if cache_dir is not None else None)
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_module_load_source(self._handle, data, len(data), ctypes.byref(opts),
+                                                       ctypes.byref(h)))
+        return Module(self, h.value, b"")
+
+    def load_source_file(self, path, **kw):
+        with open(path, "rb") as f:
+            return self.load_source(f.read(), path=path, **kw)
+
+    # -- memory
+    def malloc(self, nbytes):
+        """Device memory (host memory on the CPU device) as a blk.Buffer."""
+        return Buffer(self, nbytes)
+
+    def stream(self):
+        return Stream(self)
+
+    def event(self):
+        return Event(self)
+
+
+class Buffer(_Handle):
+    """blkrt_malloc'd memory. data_ptr() gives its address, so a Buffer is a
+    pointer argument like a tensor."""
+
+    def __init__(self, device, nbytes):
+        p = ctypes.c_uint64()
+        _ffi.check(_ffi.lib().blkrt_malloc(device._handle, int(nbytes), ctypes.byref(p)))
+        self.device, self.nbytes = device, int(nbytes)
+        self._own(p.value, "blkrt_free", device._handle)
+        # the finaliser calls blkrt_free(device, ptr): ptr last, as _own appends it
+
+    def data_ptr(self):
+        return self._handle
+
+    def __int__(self):
+        return self._handle
+
+    def _check_size(self, n, what):
+        if n > self.nbytes:
+            raise Error(BLKRT_ERR_INVALID_VALUE, "%s of %d bytes into a buffer of %d bytes" % (what, n, self.nbytes))
+
+    def copy_from_host(self, data, stream=None):
+        """Copy bytes / any buffer-protocol object into the start of the buffer
+        (synchronous unless a stream is given: then keep data alive until the
+        stream reaches the copy)."""
+        mv = memoryview(data).cast("B")
+        n = mv.nbytes
+        self._check_size(n, "a copy")
+        if mv.readonly:
+            src = bytes(mv)
+            addr = ctypes.cast(ctypes.c_char_p(src), ctypes.c_void_p)
+        else:
+            src = (ctypes.c_char * n).from_buffer(mv) if n else None
+            addr = ctypes.addressof(src) if n else None
+        if stream is None:
+            _ffi.check(_ffi.lib().blkrt_memcpy_htod(self.device._handle, self._handle, addr, n))
+        else:
+            _ffi.check(_ffi.lib().blkrt_memcpy_htod_async(self.device._handle, self._handle, addr, n,
+                                                          _stream_handle(stream)))
+        return self
+
+    def copy_to_host(self, out=None, nbytes=None):
+        """Copy the buffer (or its first nbytes) into a writable buffer-protocol
+        object, or return a new bytearray."""
+        n = self.nbytes if nbytes is None else int(nbytes)
+        if out is None:
+            out = bytearray(n)
+        mv = memoryview(out).cast("B")
+        if mv.nbytes < n:
+            raise Error(BLKRT_ERR_INVALID_VALUE, "destination of %d bytes for a copy of %d" % (mv.nbytes, n))
+        self._check_size(n, "a copy")
+        if n:
+            dst = (ctypes.c_char * n).from_buffer(mv)
+            _ffi.check(_ffi.lib().blkrt_memcpy_dtoh(self.device._handle, ctypes.addressof(dst), self._handle, n))
+        return out
+
+    def fill(self, byte, nbytes=None, stream=None):
+        """memset the buffer (or its first nbytes) to a byte value."""
+        n = self.nbytes if nbytes is None else int(nbytes)
+        self._check_size(n, "a memset")
+        if stream is None:
+            _ffi.check(_ffi.lib().blkrt_memset(self.device._handle, self._handle, int(byte), n))
+        else:
+            _ffi.check(_ffi.lib().blkrt_memset_async(self.device._handle, self._handle, int(byte), n,
+                                                     _stream_handle(stream)))
+        return self
+
+    def copy_from(self, src, nbytes=None, stream=None):
+        """Device-to-device copy from another Buffer / pointer-like object."""
+        n = self.nbytes if nbytes is None else int(nbytes)
+        self._check_size(n, "a copy")
+        sp = _pointer_value(src)
+        if sp is None or not 0 <= sp < (1 << 64):
+            raise Error(BLKRT_ERR_INVALID_VALUE, "copy_from: %r is not a device address" % (src,))
+        if stream is None:
+            _ffi.check(_ffi.lib().blkrt_memcpy_dtod(self.device._handle, self._handle, sp, n))
+        else:
+            _ffi.check(_ffi.lib().blkrt_memcpy_dtod_async(self.device._handle, self._handle, sp, n,
+                                                          _stream_handle(stream)))
+        return self
+
+    def __repr__(self):
+        return "<blk.Buffer %d bytes at 0x%x>" % (self.nbytes, self._handle or 0)
+
+
+# ---------------------------------------------------------------- streams, events, graphs
+
+class Stream(_Handle):
+    """A blkrt stream (created with default flags: it orders with the legacy
+    default stream)."""
+
+    def __init__(self, device):
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_stream_create(device._handle, ctypes.byref(h)))
+        self.device = device
+        self._own(h.value, "blkrt_stream_destroy")
+
+    def synchronize(self):
+        _ffi.check(_ffi.lib().blkrt_stream_synchronize(self._handle))
+
+    def begin_capture(self):
+        """Start capturing this thread's launches on this stream into a graph."""
+        _ffi.check(_ffi.lib().blkrt_graph_begin_capture(self._handle))
+
+    def end_capture(self):
+        """End the capture: the instantiated blk.Graph."""
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_graph_end_capture(self._handle, ctypes.byref(h)))
+        return Graph(self, h.value)
+
+    def capture(self):
+        """with s.capture() as cap: k[grid](..., stream=s) ... ; then cap.graph.launch()"""
+        return _Capture(self)
+
+
+class _Capture:
+    def __init__(self, stream):
+        self.stream, self.graph = stream, None
+
+    def __enter__(self):
+        self.stream.begin_capture()
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        try:
+            g = self.stream.end_capture()
+        except Error:
+            if exc_type is None:
+                raise
+            return False
+        if exc_type is None:
+            self.graph = g
+        else:
+            g.close()
+        return False
+
+
+class Graph(_Handle):
+    """A captured sequence of launches, replayed by one launch() call. Keep the
+    modules its kernels came from alive while it is used (it holds them)."""
+
+    def __init__(self, stream, handle):
+        self.device = stream.device
+        self._own(handle, "blkrt_graph_destroy")
+
+    def launch(self, stream=None):
+        _ffi.check(_ffi.lib().blkrt_graph_launch(self._handle, _stream_handle(stream)))
+
+
+class Event(_Handle):
+    def __init__(self, device):
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_event_create(device._handle, ctypes.byref(h)))
+        self.device = device
+        self._own(h.value, "blkrt_event_destroy")
+
+    def record(self, stream=None):
+        _ffi.check(_ffi.lib().blkrt_event_record(self._handle, _stream_handle(stream)))
+        return self
+
+    def synchronize(self):
+        _ffi.check(_ffi.lib().blkrt_event_synchronize(self._handle))
+
+    def elapsed_ms(self, end):
+        """Milliseconds from this event to `end` (both recorded and complete)."""
+        ms = ctypes.c_float()
+        _ffi.check(_ffi.lib().blkrt_event_elapsed_ms(self._handle, end._handle, ctypes.byref(ms)))
+        return ms.value
+
+
+def _stream_handle(stream):
+    """None / 0 / a default-stream torch stream → NULL (the legacy default
+    stream); a blk.Stream → its handle; anything else is refused."""
+    if stream is None:
+        return None
+    if isinstance(stream, Stream):
+        return stream._handle
+    raw = getattr(stream, "cuda_stream", stream)  # torch.cuda.Stream
+    if isinstance(raw, int) and raw == 0:
+        return None
+    raise Error(BLKRT_ERR_UNSUPPORTED, "libblkrt cannot launch on a foreign CUstream (%r): pass a blk.Stream, or None for the "
+                    "legacy default stream (torch's default stream)" % (raw,))
+
+
+# ---------------------------------------------------------------- modules and kernels
+
+_META_RE = re.compile(r"^[ \t]*//[ \t]*blk-meta[ \t]+v1\b(.*)$", re.M)
+_FLOAT_TYPES = ("f16", "bf16", "f32", "f64", "f8e4m3", "f8e5m2")
+
+
+def _meta_consts(text):
+    """{kernel: [(const name, type)]} from the blk-meta lines of a PTX text."""
+    out = {}
+    for m in _META_RE.finditer(text.decode("utf-8", "replace") if isinstance(text, bytes) else text):
+        fields = m.group(1)
+        k = re.search(r"(?:^|\s)kernel=(\S+)", fields)
+        c = re.search(r"(?:^|\s)consts=(\S*)", fields)
+        if not k or k.group(1) in out:
+            continue
+        consts = []
+        if c and c.group(1):
+            for item in c.group(1).split(","):
+                parts = item.split(":")
+                if len(parts) >= 2:
+                    consts.append((parts[0], parts[1]))
+        out[k.group(1)] = consts
+    return out
+
+
+class Module(_Handle):
+    """Loaded kernels (PTX, cubin or source) on one device."""
+
+    def __init__(self, device, handle, text):
+        self.device = device
+        self._own(handle, "blkrt_module_unload")
+        self._consts = _meta_consts(text) if text else {}
+        self._kernels = {}
+
+    @property
+    def jit_log(self):
+        """The driver's JIT info log of the load (ptxas register/spill lines)."""
+        p = ctypes.c_char_p()
+        _ffi.check(_ffi.lib().blkrt_module_jit_log(self._handle, ctypes.byref(p)))
+        return (p.value or b"").decode("utf-8", "replace")
+
+    def _closed(self):
+        raise Error(BLKRT_ERR_INVALID_HANDLE, "the module of this kernel was closed")
+
+    def kernel(self, name):
+        """The kernel with this blk-meta name (or an unchecked PTX entry)."""
+        k = self._kernels.get(name)
+        if k is None:
+            h = ctypes.c_void_p()
+            _ffi.check(_ffi.lib().blkrt_module_kernel(self._handle, name.encode(), ctypes.byref(h)))
+            k = self._kernels[name] = Kernel(self, h.value, self._consts.get(name, ()))
+        return k
+
+    def __getitem__(self, name):
+        return self.kernel(name)
+
+
+_STRUCTS = {}
+_CODE = {ARG_PTR: "i4xQ", ARG_INT: "i4xq", ARG_FLOAT: "i4xd"}
+
+
+def _struct_for(kinds):
+    s = _STRUCTS.get(kinds)
+    if s is None:
+        s = _STRUCTS[kinds] = struct.Struct("<" + "".join(_CODE[k] for k in kinds))
+    return s
+
+
+def _pointer_value(a):
+    """The address of a pointer-like object, or None if it is not one."""
+    if a is None:
+        return 0
+    if isinstance(a, int) and not isinstance(a, bool):
+        return a
+    dp = getattr(a, "data_ptr", None)
+    if dp is not None:
+        return dp()
+    cai = getattr(a, "__cuda_array_interface__", None)
+    if cai is not None:
+        return cai["data"][0]
+    return None
+
+
+# dtype names of torch (str(torch.float32) == "torch.float32") and numpy/cupy
+# ("float32") as blk scalar types, for checking pointer arguments' element types
+_DTYPES = {}
+for _blk, _names in (("f32", "float32 float"), ("f64", "float64 double"), ("f16", "float16 half"),
+                     ("bf16", "bfloat16"), ("i8", "int8"), ("i16", "int16 short"), ("i32", "int32 int"),
+                     ("i64", "int64 long"), ("u8", "uint8"), ("u16", "uint16"), ("u32", "uint32"),
+                     ("u64", "uint64"), ("bool", "bool"), ("f8e4m3", "float8_e4m3fn"),
+                     ("f8e5m2", "float8_e5m2")):
+    for _n in _names.split():
+        _DTYPES[_n] = _DTYPES["torch." + _n] = _blk
+_dtype_cache = {}
+
+
+def _elem_type(a):
+    """The blk scalar type of a tensor-like argument's dtype, or None."""
+    dt = getattr(a, "dtype", None)
+    if dt is None:
+        return None
+    try:
+        return _dtype_cache[dt]
+    except (KeyError, TypeError):
+        pass
+    name = _DTYPES.get(str(dt))
+    try:
+        _dtype_cache[dt] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _classify(a, pkind):
+    """(kind, value) of one argument for a parameter of kind pkind. Python ints
+    follow the parameter (address, integer or float); other values keep their
+    own kind, so a mismatch reaches libblkrt and gets its exact message."""
+    t = type(a)
+    if t is int:
+        if pkind == ARG_FLOAT:
+            return ARG_FLOAT, float(a)
+        return pkind, a
+    if t is float:
+        return ARG_FLOAT, a
+    if t is bool:
+        return ARG_INT, int(a)
+    if a is None:
+        return ARG_PTR, 0
+    p = _pointer_value(a)
+    if p is not None:
+        return ARG_PTR, p
+    try:  # numpy / torch scalars
+        i = operator.index(a)
+    except TypeError:
+        pass
+    else:
+        return _classify(i, pkind)
+    if getattr(type(a), "__float__", None) is not None:  # numpy floats; not str
+        return ARG_FLOAT, float(a)
+    return None, a
+
+
+class Kernel:
+    """A kernel of a loaded module. kernel[grid](*args, stream=None) launches
+    it; .params, .consts, .num_warps describe it. The argument layout is
+    computed once here; a launch packs the values with one struct.pack."""
+
+    def __init__(self, module, handle, consts=()):
+        self.module, self._handle = module, handle
+        info = _ffi.KernelInfo()
+        L = _ffi.lib()
+        _ffi.check(L.blkrt_kernel_get_info(handle, ctypes.byref(info)))
+        self.name = info.name.decode()
+        self.checked = bool(info.checked)
+        self.num_variants, self.num_warps, self.shared_bytes = info.num_variants, info.num_warps, info.shared_bytes
+        params = []
+        for i in range(info.num_params if self.checked else 0):
+            n, t = ctypes.c_char_p(), ctypes.c_char_p()
+            _ffi.check(L.blkrt_kernel_param(handle, i, ctypes.byref(n), ctypes.byref(t)))
+            params.append(Param(n.value.decode(), t.value.decode()))
+        self.params = tuple(params)
+        self.consts = {}
+        for cname, ctype in consts:
+            self.consts[cname] = self.const(cname, ctype)
+        # per-parameter argument kind and integer range
+        self._pkinds = tuple(ARG_PTR if p.type.startswith("*") else
+                             ARG_FLOAT if p.type in _FLOAT_TYPES else ARG_INT for p in self.params)
+        self._u64 = tuple(p.type == "u64" for p in self.params)
+        self._pointee = tuple(p.type.replace("*const.", "").replace("*const ", "").lstrip("*")
+                              if p.type.startswith("*") else None for p in self.params)
+        self._struct = _struct_for(self._pkinds)
+        self._nparams = len(self.params)
+
+    def const(self, name, type=None):
+        """A const parameter value this kernel was compiled with (BLOCK, ...)."""
+        L = _ffi.lib()
+        if type in _FLOAT_TYPES:
+            v = ctypes.c_double()
+            _ffi.check(L.blkrt_kernel_const_float(self._handle, name.encode(), ctypes.byref(v)))
+            return v.value
+        v = ctypes.c_int64()
+        st = L.blkrt_kernel_const_int(self._handle, name.encode(), ctypes.byref(v))
+        if st == BLKRT_ERR_INVALID_VALUE and type is None:  # a float const asked without its type
+            d = ctypes.c_double()
+            _ffi.check(L.blkrt_kernel_const_float(self._handle, name.encode(), ctypes.byref(d)))
+            return d.value
+        _ffi.check(st)
+        return bool(v.value) if type == "bool" else v.value
+
+    def __repr__(self):
+        sig = ", ".join("%s: %s" % p for p in self.params)
+        return "<blk.Kernel %s(%s) num_warps=%d>" % (self.name, sig, self.num_warps)
+
+    # -- launching
+    def _pack_args(self, args):
+        n = len(args)
+        if n == self._nparams:
+            flat = []
+            kinds = self._pkinds
+            mismatch = False
+            for i in range(n):
+                a = args[i]
+                k, v = _classify(a, kinds[i])
+                if k != kinds[i]:
+                    mismatch = True
+                elif k == ARG_PTR and type(a) is not int and a is not None:
+                    et = _elem_type(a)
+                    if et is not None and et != self._pointee[i]:
+                        raise Error(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': argument %d '%s' (%s) is a %s tensor" % (
+                            self.name, i + 1, self.params[i].name, self.params[i].type, a.dtype))
+                elif k == ARG_INT and self._u64[i] and (1 << 63) <= v < (1 << 64):
+                    v -= 1 << 64  # u64 takes the bit pattern
+                flat.append(k)
+                flat.append(v)
+            if not mismatch:
+                try:
+                    return self._struct.pack(*flat), n
+                except struct.error:
+                    pass  # out of range: found and reported below
+        else:
+            kinds = self._pkinds + (ARG_INT,) * max(0, n - self._nparams)
+        # slow path: the arguments' own kinds (libblkrt then names the mismatch)
+        flat, ks = [], []
+        for i, a in enumerate(args):
+            k, v = _classify(a, kinds[i] if i < len(kinds) else ARG_INT)
+            where = "kernel '%s': argument %d%s" % (self.name, i + 1,
+                                                    " '%s' (%s)" % self.params[i] if i < self._nparams else "")
+            if k is None:
+                raise Error(BLKRT_ERR_INVALID_LAUNCH, "%s: cannot pass a %s" % (where, type(a).__name__))
+            if k == ARG_PTR and not (0 <= v < (1 << 64)):
+                raise Error(BLKRT_ERR_INVALID_LAUNCH, "%s: %d is not a device address" % (where, v))
+            if k == ARG_INT:
+                if i < self._nparams and self._u64[i] and (1 << 63) <= v < (1 << 64):
+                    v -= 1 << 64
+                if not (-(1 << 63) <= v < (1 << 63)):
+                    raise Error(BLKRT_ERR_INVALID_LAUNCH, "%s: %d is out of range" % (where, v))
+            ks.append(k)
+            flat.append(k)
+            flat.append(v)
+        return _struct_for(tuple(ks)).pack(*flat), n
+
+    def _grid(self, grid):
+        if callable(grid):
+            grid = grid(self.consts)
+        if isinstance(grid, int):
+            grid = (grid,)
+        g = tuple(grid) + (1,) * (3 - len(grid))
+        if len(g) != 3:
+            raise Error(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': a grid has 1 to 3 dimensions, got %d" % (self.name, len(grid)))
+        try:
+            return struct.pack("<3I", *g)
+        except struct.error:
+            raise Error(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': grid %r is out of range (each dimension 1..2^32-1)" % (self.name, g)) \
+                from None
+
+    def launch(self, grid, *args, stream=None):
+        """Launch on grid (an int, a 1-3 tuple, or a callable of .consts)."""
+        if self.module._handle is None:
+            self.module._closed()
+        packed, n = self._pack_args(args)
+        _ffi.check(_ffi.lib().blkrt_launch(self._handle, self._grid(grid), packed, n, _stream_handle(stream)))
+
+    def __getitem__(self, grid):
+        g = self._grid(grid)
+        L = _ffi.lib()
+        h = self._handle
+        pack = self._pack_args
+
+        mod = self.module
+
+        def launcher(*args, stream=None):
+            if mod._handle is None:
+                mod._closed()
+            packed, n = pack(args)
+            st = L.blkrt_launch(h, g, packed, n, _stream_handle(stream))
+            if st:
+                raise Error(st, _ffi.last_error())
+        return launcher
+
+    def launch_raw(self, grid, block, params, shared=0, stream=None):
+        """cuLaunchKernel-style, no argument checks (GPU only): params is a
+        sequence of ctypes values (c_uint64(ptr), c_int32(n), ...)."""
+        keep = list(params)
+        arr = (ctypes.c_void_p * max(1, len(keep)))(*[ctypes.cast(ctypes.pointer(p), ctypes.c_void_p)
+                                                       for p in keep])
+        b = tuple(block) + (1,) * (3 - len(tuple(block)))
+        _ffi.check(_ffi.lib().blkrt_launch_raw(self._handle, self._grid(grid), struct.pack("<3I", *b),
+                                               int(shared), arr, _stream_handle(stream)))

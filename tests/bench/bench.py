@@ -1,0 +1,966 @@
+#!/usr/bin/env python3
+"""blk vs Triton vs PyTorch on the memory-bound workloads of BENCH.md.
+
+On the GPU machine (PyTorch, Triton, an H200; no LLVM):
+
+    python3 tests/bench/bench.py --ptx-dir DIR --out $OUT
+
+DIR comes from tests/bench/build_ptx.sh (run where blkc is): one PTX file per
+blk configuration (tests/bench/configs.txt) and libblkrt.so. blk kernels load
+and launch through the Python binding (runtime/python/blk) over libblkrt, the
+path users take; inputs and references come from PyTorch.
+
+Per row: every blk configuration is first checked against a reference in
+higher precision (fresh random inputs, NaN-poisoned outputs, relative error
+under BENCH.md's tolerance, no NaN), then timed; a configuration that fails
+prints FAIL and is not timed; the fastest passing one is reported. Peers
+(Triton kernels from ../shared/bench/peers.py, copied in peers_kernels.py, and
+PyTorch) are timed in the same process on the same (default) stream, with
+triton.testing.do_bench (median; it flushes L2 between repetitions). Rows
+print as they finish; the markdown table prints last; $OUT/bench.json holds
+every number and the versions, rewritten after each row.
+
+    python3 tests/bench/bench.py --self-test --ptx-dir DIR
+
+runs without torch/triton/GPU against the fake driver of tests/runtime: every
+PTX loads, every row's arguments and grid pass libblkrt's checks, the peer
+kernels match peers.py, the table and JSON render.
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import types
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
+sys.path.insert(0, HERE)
+
+TOL = {"f32": 1e-5, "bf16": 1e-2}
+N28 = 1 << 28
+
+
+# ---------------------------------------------------------------- workload specs
+#
+# A spec describes one row without touching torch: its tensors (shape, dtype,
+# initialiser), which are outputs, the blk kernels (configs.txt keys) with the
+# argument list and grid, and — for the GPU run — reference and peers as
+# factories of a namespace `t` of tensors (and the torch module `T`).
+
+class Spec:
+    def __init__(self, key, workload, shape, tol, nbytes, tensors, outputs, blk, args, grid,
+                 ref=None, triton=None, torch_fn=None, note=""):
+        self.key, self.workload, self.shape, self.tol, self.nbytes = key, workload, shape, tol, nbytes
+        self.tensors, self.outputs = tensors, outputs
+        self.blk = blk              # [(configs.txt key, kernel name, [param names])]
+        self.args, self.grid = args, grid  # args(t) -> tuple; grid(consts) -> tuple
+        self.ref = ref              # ref(T, t) -> {output name: reference tensor}
+        self.triton = triton        # triton(T, P, t, nsm) -> [(label, fn)]
+        self.torch_fn = torch_fn    # torch_fn(T, t) -> fn
+        self.note = note
+
+
+def cdiv(a, b):
+    return -(-a // b)
+
+
+def _uniform(lo, hi):
+    return ("uniform", lo, hi)
+
+
+DEVICE = "cuda"
+
+
+def specs(small=False):
+    """The rows. small: tiny shapes with the same keys and labels (--dry-run)."""
+    out = []
+    n = (1 << 16) if small else N28
+
+    def R(m):  # rows actually allocated
+        return min(m, 64) if small else m
+
+    # copy: the ceiling row (torch copy_ is BENCH.md's copy ceiling)
+    out.append(Spec(
+        "copy", "copy f32 (ceiling)", "2^28", "f32", 2 * n * 4,
+        {"x": ((n,), "f32", "randn"), "out": ((n,), "f32", "out")}, ["out"],
+        [("copy", "copy", ["x", "out", "n"])],
+        lambda t: (t.x, t.out, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        ref=lambda T, t: {"out": t.x},
+        torch_fn=lambda T, t: (lambda: t.out.copy_(t.x))))
+
+    out.append(Spec(
+        "vector_add", "vector add f32", "2^28", "f32", 3 * n * 4,
+        {"x": ((n,), "f32", "randn"), "y": ((n,), "f32", "randn"), "out": ((n,), "f32", "out")}, ["out"],
+        [("vector_add", "vector_add", ["x", "y", "out", "n"])],
+        lambda t: (t.x, t.y, t.out, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        ref=lambda T, t: {"out": t.x.double() + t.y.double()},
+        triton=lambda T, P, t, nsm: [
+            ("BLOCK=%d" % B, (lambda B=B: lambda: P.add_k[(cdiv(n, B),)](t.x, t.y, t.out, n, BLOCK=B))())
+            for B in (1024, 2048, 4096)],  # 1024: peers.py's
+        torch_fn=lambda T, t: (lambda: T.add(t.x, t.y, out=t.out))))
+
+    def silu_ref(T, t):
+        x = t.a.float() + t.b.float() * t.c.float()
+        return {"out": x * T.sigmoid(x)}
+    out.append(Spec(
+        "silu_fma", "silu(a+b*c) bf16", "2^28", "bf16", 4 * n * 2,
+        {"a": ((n,), "bf16", "randn"), "b": ((n,), "bf16", "randn"), "c": ((n,), "bf16", "randn"),
+         "out": ((n,), "bf16", "out")}, ["out"],
+        [("silu_fma", "silu_fma", ["a", "b", "c", "out", "n"])],
+        lambda t: (t.a, t.b, t.c, t.out, n), lambda c: (cdiv(n, c["BLOCK"]),),
+        ref=silu_ref,
+        triton=lambda T, P, t, nsm: [
+            ("BLOCK=%d" % B, (lambda B=B: lambda: P.silu_fma_k[(cdiv(n, B),)](t.a, t.b, t.c, t.out, n, BLOCK=B))())
+            for B in (2048, 1024, 4096)],  # 2048: peers.py's
+        torch_fn=lambda T, t: (lambda: T.nn.functional.silu(T.addcmul(t.a, t.b, t.c)))))
+
+    def softmax_spec(ML, N, keys, blocks_warps):
+        M = R(ML)
+        return Spec(
+            "softmax_%dx%d" % (ML, N), "softmax f32", "%dx%d" % (ML, N), "f32", 2 * M * N * 4,
+            {"x": ((M, N), "f32", "randn"), "out": ((M, N), "f32", "out")}, ["out"],
+            [(k, kn, ["out", "inp", "stride", "n_cols"]) for k, kn in keys],
+            lambda t: (t.out, t.x, N, N), lambda c: (M,),
+            ref=lambda T, t: {"out": T.softmax(t.x.double(), -1)},
+            triton=lambda T, P, t, nsm: [
+                ("BLOCK=%d num_warps=%d grid=%d*SMs" % (B, w, 4),
+                 (lambda B=B, w=w: lambda: P.softmax_k[(nsm * 4,)](
+                     t.out, t.x, N, N, M, N, BLOCK=B, num_stages=2, num_warps=w))())
+                for B, w in blocks_warps],
+            torch_fn=lambda T, t: (lambda: T.softmax(t.x, -1)))
+    out.append(softmax_spec(32768, 4096, [("softmax4k", "softmax")], [(4096, 8), (4096, 16)]))  # (4096, 8): peers.py's
+    out.append(softmax_spec(4096, 12345, [("softmax16k", "softmax"), ("softmax_online", "softmax_online")],
+                            [(16384, 8), (16384, 16), (16384, 32)]))
+
+    def ln_spec(ML, N, key, blocks_warps):
+        M = R(ML)
+        def ref(T, t):
+            return {"y": T.nn.functional.layer_norm(t.x.float(), (N,), t.w.float(), t.b.float(), 1e-5)}
+        return Spec(
+            "layernorm_%dx%d" % (ML, N), "layernorm bf16", "%dx%d" % (ML, N), "bf16", 2 * M * N * 2 + 2 * N * 2,
+            {"x": ((M, N), "bf16", "randn"), "w": ((N,), "bf16", "randn"), "b": ((N,), "bf16", "randn"),
+             "y": ((M, N), "bf16", "out")}, ["y"],
+            [(key, "layernorm_bf16", ["y", "x", "w", "b", "stride", "n_cols", "eps"])],
+            lambda t: (t.y, t.x, t.w, t.b, N, N, 1e-5), lambda c: (M,),
+            ref=ref,
+            triton=lambda T, P, t, nsm: [
+                ("BLOCK=%d num_warps=%d" % (B, w),
+                 (lambda B=B, w=w: lambda: P.ln_k[(M,)](t.x, t.y, t.w, t.b, N, N, 1e-5, BLOCK=B, num_warps=w))())
+                for B, w in blocks_warps],
+            torch_fn=lambda T, t: (lambda: T.nn.functional.layer_norm(t.x, (N,), t.w, t.b, 1e-5)),
+            note="blk: tests/bench/bench_kernels.blk layernorm_bf16 (stdlib layernorm_fwd is f32)")
+    out.append(ln_spec(32768, 4096, "layernorm4k", [(4096, 8), (4096, 4), (4096, 16)]))  # (4096, 8): peers.py's
+    out.append(ln_spec(8192, 5000, "layernorm8k", [(8192, 8), (8192, 16)]))
+
+    M, N = R(32768), 4096
+
+    def lnf_ref(T, t):
+        x = t.x.double()
+        mu = x.mean(-1)
+        var = ((x - mu[:, None]) ** 2).mean(-1)
+        rstd = 1.0 / T.sqrt(var + 1e-5)
+        return {"y": (x - mu[:, None]) * rstd[:, None] * t.w.double() + t.b.double(), "mean": mu, "rstd": rstd}
+    out.append(Spec(
+        "layernorm_f32", "layernorm f32 (+mean, rstd)", "32768x4096", "f32", 2 * M * N * 4 + 2 * N * 4 + 2 * M * 4,
+        {"x": ((M, N), "f32", "randn"), "w": ((N,), "f32", "randn"), "b": ((N,), "f32", "randn"),
+         "y": ((M, N), "f32", "out"), "mean": ((M,), "f32", "out"), "rstd": ((M,), "f32", "out")},
+        ["y", "mean", "rstd"],
+        [("layernorm_f32", "layernorm_fwd", ["y", "x", "w", "b", "mean", "rstd", "stride", "n_cols", "eps"])],
+        lambda t: (t.y, t.x, t.w, t.b, t.mean, t.rstd, N, N, 1e-5), lambda c: (M,),
+        ref=lnf_ref,
+        torch_fn=lambda T, t: (lambda: T.nn.functional.layer_norm(t.x, (N,), t.w, t.b, 1e-5)),
+        note="stdlib layernorm_fwd; no Triton peer (peers.py's is bf16); torch does not write mean/rstd"))
+
+    def rms_spec(ML, N, key, blocks_warps):
+        M = R(ML)
+        def ref(T, t):
+            x = t.x.float()
+            return {"y": x * T.rsqrt((x * x).mean(-1, keepdim=True) + 1e-5) * t.w.float()}
+        return Spec(
+            "rmsnorm_%dx%d" % (ML, N), "rmsnorm bf16", "%dx%d" % (ML, N), "bf16", 2 * M * N * 2 + N * 2,
+            {"x": ((M, N), "bf16", "randn"), "w": ((N,), "bf16", "randn"), "y": ((M, N), "bf16", "out")}, ["y"],
+            [(key, "rmsnorm", ["y", "x", "w", "stride", "n_cols", "eps"])],
+            lambda t: (t.y, t.x, t.w, N, N, 1e-5), lambda c: (M,),
+            ref=ref,
+            triton=lambda T, P, t, nsm: [
+                ("BLOCK=%d num_warps=%d" % (B, w),
+                 (lambda B=B, w=w: lambda: P.rmsnorm_k[(M,)](t.x, t.y, t.w, N, N, 1e-5, BLOCK=B, num_warps=w))())
+                for B, w in blocks_warps],
+            torch_fn=lambda T, t: (lambda: T.nn.functional.rms_norm(t.x, (N,), t.w, 1e-5)),
+            note="Triton peer rmsnorm_k added in peers_kernels.py (peers.py has none)")
+    out.append(rms_spec(32768, 4096, "rmsnorm4k", [(4096, 8), (4096, 4), (4096, 16)]))
+    out.append(rms_spec(8192, 5000, "rmsnorm8k", [(8192, 8), (8192, 16)]))
+
+    # diffusion step: denoise + temporal blend + clamp
+    TS, tstep, wb, lo, hi = 1000, 500, 0.7, -2.5, 2.5
+
+    def den_ref(T, t):
+        sab, a = t.sab[tstep].double(), t.alpha[tstep].double()
+        d = (t.xn.double() - sab * t.eps.double()) / a
+        return {"out": T.clamp(wb * d + (1 - wb) * t.prev.double(), lo, hi)}
+
+    def den_torch(T, t):
+        sab, a = float(t.sab[tstep]), float(t.alpha[tstep])  # host scalars, read once outside the timing
+        return lambda: T.clamp(wb * ((t.xn - sab * t.eps) / a) + (1 - wb) * t.prev, lo, hi)
+    out.append(Spec(
+        "denoise", "diffusion step bf16", "2^28", "bf16", 4 * n * 2,
+        {"xn": ((n,), "bf16", "randn"), "eps": ((n,), "bf16", "randn"), "prev": ((n,), "bf16", "randn"),
+         "out": ((n,), "bf16", "out"), "sab": ((TS,), "f32", _uniform(0.1, 1.0)),
+         "alpha": ((TS,), "f32", _uniform(0.5, 1.0))}, ["out"],
+        [("denoise", "denoise_blend", ["x_noisy", "noise_pred", "prev_frame", "out", "sqrt_alpha_bar", "alpha",
+                                       "t", "w", "lo", "hi", "n"])],
+        lambda t: (t.xn, t.eps, t.prev, t.out, t.sab, t.alpha, tstep, wb, lo, hi, n),
+        lambda c: (cdiv(n, c["BLOCK"]),),
+        ref=den_ref,
+        triton=lambda T, P, t, nsm: [
+            ("BLOCK=%d" % B, (lambda B=B: lambda: P.denoise_k[(cdiv(n, B),)](
+                t.xn, t.eps, t.prev, t.out, t.sab, t.alpha, tstep, wb, lo, hi, n, BLOCK=B))())
+            for B in (1024, 2048, 4096)],
+        torch_fn=den_torch,
+        note="stdlib diffusion.blk denoise_blend; Triton peer denoise_k added; torch eager (several kernels)"))
+
+    # RoPE on q: [B*S tokens, H, D] bf16, f32 cos/sin tables [S, D/2]
+    Bz, S, H, D = (1, 64, 32, 128) if small else (4, 4096, 32, 128)
+    ntok = Bz * S
+
+    def tables(T, shape, dtype, which):
+        inv = 10000.0 ** (-T.arange(0, D // 2, device=DEVICE, dtype=T.float64) * 2 / D)
+        ang = T.arange(0, S, device=DEVICE, dtype=T.float64)[:, None] * inv[None, :]
+        return (T.cos(ang) if which == "cos" else T.sin(ang)).to(T.float32).contiguous()
+
+    def rope_ref(T, t):
+        x = t.x.float().view(Bz, S, H, D)
+        c = t.cos_t.view(1, S, 1, D // 2)
+        s = t.sin_t.view(1, S, 1, D // 2)
+        x1, x2 = x[..., :D // 2], x[..., D // 2:]
+        return {"out": T.cat((x1 * c - x2 * s, x2 * c + x1 * s), -1).view(ntok, H, D)}
+
+    def rope_torch(T, t):
+        # the usual eager form (HF Llama): q * cos + rotate_half(q) * sin, bf16 cos/sin of full width
+        cos = T.cat((t.cos_t, t.cos_t), -1).to(T.bfloat16).view(1, S, 1, D)
+        sin = T.cat((t.sin_t, t.sin_t), -1).to(T.bfloat16).view(1, S, 1, D)
+        x = t.x.view(Bz, S, H, D)
+
+        def f():
+            x1, x2 = x[..., :D // 2], x[..., D // 2:]
+            return x * cos + T.cat((-x2, x1), -1) * sin
+        return f
+    out.append(Spec(
+        "rope", "RoPE bf16", "B4 S4096 H32 D128", "bf16", 2 * ntok * H * D * 2 + 2 * S * (D // 2) * 4,
+        {"x": ((ntok, H, D), "bf16", "randn"), "out": ((ntok, H, D), "bf16", "out"),
+         "cos_t": ((S, D // 2), "f32", lambda T, shape, dtype: tables(T, shape, dtype, "cos")),
+         "sin_t": ((S, D // 2), "f32", lambda T, shape, dtype: tables(T, shape, dtype, "sin"))}, ["out"],
+        [("rope", "rope", ["out", "x", "cos_t", "sin_t", "pos", "seq", "heads"])],
+        lambda t: (t.out, t.x, t.cos_t, t.sin_t, None, S, H),
+        lambda c: (ntok, cdiv(H, c["BH"])),
+        ref=rope_ref,
+        triton=lambda T, P, t, nsm: [
+            ("BH=%d num_warps=%d" % (bh, w), (lambda bh=bh, w=w: lambda: P.rope_k[(ntok, cdiv(H, bh))](
+                t.out, t.x, t.cos_t, t.sin_t, S, H, D=D, BH=bh, num_warps=w))())
+            for bh, w in ((8, 4), (16, 4), (32, 8))],
+        torch_fn=rope_torch,
+        note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
+    return out
+
+
+# ---------------------------------------------------------------- PTX configurations
+
+def ptx_configs(ptx_dir, key):
+    """[(tag, path)] of DIR/KEY.*.ptx, in name order."""
+    return [(os.path.basename(p)[:-4], p) for p in sorted(glob.glob(os.path.join(ptx_dir, key + ".*.ptx")))]
+
+
+def read_manifest(ptx_dir):
+    m = {}
+    try:
+        with open(os.path.join(ptx_dir, "manifest.txt")) as f:
+            for line in f:
+                k, _, v = line.strip().partition(" ")
+                if k:
+                    m[k] = v
+    except OSError:
+        pass
+    return m
+
+
+def ensure_libblkrt(ptx_dir, log):
+    """Make `import blk` find a working libblkrt: $BLK_LIBBLKRT, DIR/libblkrt.so,
+    else build one from runtime/*.c with cc (it needs only libc)."""
+    import blk
+    if not os.environ.get("BLK_LIBBLKRT") and ptx_dir and os.path.exists(os.path.join(ptx_dir, "libblkrt.so")):
+        os.environ["BLK_LIBBLKRT"] = os.path.abspath(os.path.join(ptx_dir, "libblkrt.so"))
+    try:
+        blk.version()
+        return blk
+    except blk.Error as e:
+        log("libblkrt: %s; building it with cc" % e)
+    out = os.path.join("/tmp", "blk-bench-libblkrt")
+    os.makedirs(out, exist_ok=True)
+    srcs = [p for p in sorted(glob.glob(os.path.join(ROOT, "runtime", "*.c"))) if not p.endswith("/jit.c")]
+    cmd = ["cc", "-O2", "-std=c11", "-D_XOPEN_SOURCE=700", "-fPIC", "-shared", "-I",
+           os.path.join(ROOT, "runtime", "include"), "-I", os.path.join(ROOT, "runtime")] + srcs + [
+        "-Wl,--version-script=" + os.path.join(ROOT, "runtime", "blkrt.map"), "-ldl", "-lpthread",
+        "-o", os.path.join(out, "libblkrt.so")]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise SystemExit("cannot build libblkrt.so:\n" + r.stderr)
+    os.environ["BLK_LIBBLKRT"] = os.path.join(out, "libblkrt.so")
+    blk.version()
+    return blk
+
+
+# ---------------------------------------------------------------- report
+
+def fmt_us(ms):
+    return "—" if ms is None else ("%.1f µs" % (ms * 1e3))
+
+
+def fmt_cell(r):
+    if r is None or r.get("ms") is None:
+        return "—"
+    s = fmt_us(r["ms"])
+    if r.get("gbs"):
+        s += " · %.0f GB/s" % r["gbs"]
+    if r.get("tflops"):
+        s += " · %.0f TFLOP/s" % r["tflops"]
+    return s
+
+
+def fmt_ratio(a, b):
+    return "—" if not a or not b else "%.2f×" % (b / a)  # times: b/a = throughput ratio
+
+
+def table(rows, ceiling_gbs):
+    lines = ["| workload | shape | blk | triton | torch | blk/triton | blk/best peer | % of ceiling |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        b, tr, to = r.get("blk"), r.get("triton"), r.get("torch")
+        bms = b.get("ms") if b else None
+        peers = [x["ms"] for x in (tr, to) if x and x.get("ms")]
+        best = min(peers) if peers else None
+        if r.get("status") not in (None, "ok"):
+            bcell = r["status"]
+        else:
+            bcell = fmt_cell(b)
+        pct = "—"
+        if b and b.get("gbs") and ceiling_gbs:
+            pct = "%.0f%%" % (100.0 * b["gbs"] / ceiling_gbs)
+        elif b and b.get("tflops") and r.get("ceiling_tflops"):
+            pct = "%.0f%%" % (100.0 * b["tflops"] / r["ceiling_tflops"])
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["workload"], r["shape"], bcell, fmt_cell(tr), fmt_cell(to),
+            fmt_ratio(bms, tr.get("ms") if tr else None), fmt_ratio(bms, best), pct))
+    return "\n".join(lines)
+
+
+def table_notes(rows, ceiling_gbs, extra):
+    notes = ["Times: median of `triton.testing.do_bench` (L2 flushed between repetitions), µs; "
+             "GB/s = bytes each kernel must move (inputs read once, outputs written once) / time. "
+             "Ratios are throughput ratios (> 1: blk faster). "
+             "%% of ceiling: blk GB/s over the measured copy ceiling (%s)." %
+             ("%.0f GB/s" % ceiling_gbs if ceiling_gbs else "not measured")]
+    for r in rows:
+        b = r.get("blk") or {}
+        bits = []
+        if b.get("cfg"):
+            bits.append("blk %s" % b["cfg"])
+        if (r.get("triton") or {}).get("cfg"):
+            bits.append("triton %s" % r["triton"]["cfg"])
+        if r.get("failed_configs"):
+            bits.append("FAILED blk configs: %s" % ", ".join(r["failed_configs"]))
+        if r.get("note"):
+            bits.append(r["note"])
+        if bits:
+            notes.append("- %s %s: %s" % (r["workload"], r["shape"], "; ".join(bits)))
+    notes += extra
+    return "\n".join(notes)
+
+
+# ---------------------------------------------------------------- the GPU run
+
+class Deadline(BaseException):
+    """Time is up (budget or SIGTERM): stop starting work, report what is done."""
+
+
+def gpu_meta(T, triton, blk, dev, ptx_dir, args):
+    drv = dev.info.driver_version
+    manifest = read_manifest(ptx_dir)
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=driver_version,clocks.max.sm,clocks.max.mem",
+                              "--format=csv,noheader"], capture_output=True, text=True, timeout=20).stdout.strip()
+    except Exception as e:  # noqa: BLE001
+        smi = "unavailable (%s)" % type(e).__name__
+    meta = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "device": dev.info.name, "sm_count": dev.info.sm_count, "arch": dev.info.arch,
+        "driver": "%d.%d" % (drv // 1000, drv % 1000 // 10), "nvidia_smi": smi,
+        "torch": T.__version__, "torch_cuda": T.version.cuda, "triton": triton.__version__,
+        "python": sys.version.split()[0], "libblkrt": blk.version(), "libblkrt_path": blk.library_path(),
+        "blk_commit": os.environ.get("BLK_COMMIT") or manifest.get("commit", "unknown"),
+        "ptx_manifest": manifest, "warmup_ms": args.warmup, "rep_ms": args.rep, "tolerance": TOL,
+    }
+    try:
+        with open(os.path.join(ptx_dir, "ptxas.txt")) as f:
+            meta["ptxas_offline"] = f.read().splitlines()
+    except OSError:
+        pass
+    return meta
+
+
+def log(*a):
+    print(*a, flush=True)
+
+
+def worker(args):
+    """Run the rows named by --worker (comma-separated keys, or 'matmul_ceiling')
+    in this process; write each as <results>/<key>.json."""
+    def on_term(signum, frame):
+        raise Deadline("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_term)
+    os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/blk-bench-triton-cache")
+    if args.dry_run:
+        os.environ["TRITON_INTERPRET"] = "1"
+        use_fake_driver()
+    import torch as T
+    import triton
+    from triton.testing import do_bench
+    import peers_kernels as P
+    blk = ensure_libblkrt(args.ptx_dir, log)
+    dev = blk.Device(0)
+    dry = args.dry_run
+    if dry:  # CPU torch, Triton's interpreter, blk on the fake driver (outputs simulated)
+        global DEVICE
+        DEVICE = "cpu"
+        nsm = 4
+        T.cuda.synchronize = T.cuda.empty_cache = lambda: None
+    else:
+        nsm = T.cuda.get_device_properties(0).multi_processor_count
+    meta = gpu_meta(T, triton, blk, dev, args.ptx_dir, args)
+    keys = args.worker.split(",")
+    os.makedirs(args.results, exist_ok=True)
+
+    def bench(fn):
+        if dry:
+            t0 = time.perf_counter()
+            for _ in range(3):
+                fn()
+            return (time.perf_counter() - t0) / 3 * 1e3
+        return do_bench(fn, warmup=args.warmup, rep=args.rep, return_mode="median")
+
+    def save(row):
+        row["meta"] = meta
+        tmp = os.path.join(args.results, row["key"] + ".json.tmp")
+        with open(tmp, "w") as f:
+            json.dump(row, f, indent=1)
+        os.replace(tmp, os.path.join(args.results, row["key"] + ".json"))
+
+    if "matmul_ceiling" in keys:
+        S = 8192
+        S = 256 if dry else S
+        ma = T.randn(S, S, device=DEVICE, dtype=T.bfloat16)
+        mb = T.randn(S, S, device=DEVICE, dtype=T.bfloat16)
+        mc = T.empty_like(ma)
+        ms = bench(lambda: T.matmul(ma, mb, out=mc))
+        row = {"key": "matmul_ceiling", "ms": ms, "tflops": 2 * S ** 3 / ms / 1e9}
+        log("      %-26s %-18s torch %-22s %10.1f us %7.0f TFLOP/s" % ("ceiling: cuBLAS bf16", "8192^3", "",
+                                                                      ms * 1e3, row["tflops"]))
+        save(row)
+        del ma, mb, mc
+
+    if "python_launch" in keys:
+        # host time per launch from Python: the binding vs Triton vs torch (tiny kernels, queue never empty)
+        row = {"key": "python_launch"}
+        try:
+            nl = 20 if dry else 5000
+            x, y, o = (T.randn(1024, device=DEVICE) for _ in range(3))
+            k = dev.load_ptx_file(ptx_configs(args.ptx_dir, "vector_add")[0][1]).kernel("vector_add")
+            launch = k[1]
+            xp, yp, op = x.data_ptr(), y.data_ptr(), o.data_ptr()
+            cases = [("blk_us", lambda: launch(x, y, o, 1024)),
+                     ("blk_int_pointers_us", lambda: launch(xp, yp, op, 1024)),
+                     ("triton_us", lambda: P.add_k[(1,)](x, y, o, 1024, BLOCK=1024)),
+                     ("torch_us", lambda: T.add(x, y, out=o))]
+            for name, f in cases:
+                for _ in range(min(nl, 200)):
+                    f()
+                T.cuda.synchronize()
+                t0 = time.perf_counter()
+                for _ in range(nl):
+                    f()
+                T.cuda.synchronize()
+                row[name] = (time.perf_counter() - t0) / nl * 1e6
+            log("      python host time per launch: blk %.2f us (int pointers %.2f), triton %.2f us, torch %.2f us"
+                % (row["blk_us"], row["blk_int_pointers_us"], row["triton_us"], row["torch_us"]))
+        except Exception as e:  # noqa: BLE001
+            row["error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+            log("ERROR python launch overhead: %s" % row["error"])
+        save(row)
+
+    tdt = {"f32": T.float32, "bf16": T.bfloat16, "f64": T.float64, "i32": T.int32}
+
+    def make(spec):
+        t = types.SimpleNamespace()
+        for name, (shape, dt, init) in spec.tensors.items():
+            d = tdt[dt]
+            if init == "out":
+                v = T.empty(shape, device=DEVICE, dtype=d)
+            elif init == "randn":
+                v = T.randn(shape, device=DEVICE, dtype=d)
+            elif isinstance(init, tuple) and init[0] == "uniform":
+                v = T.empty(shape, device=DEVICE, dtype=d).uniform_(init[1], init[2])
+            else:
+                v = init(T, shape, d)
+            setattr(t, name, v)
+        return t
+
+    def refresh(spec, t):
+        """Fresh random inputs (in place), poisoned outputs."""
+        for name, (shape, dt, init) in spec.tensors.items():
+            v = getattr(t, name)
+            if init == "out":
+                v.fill_(float("nan"))
+            elif init == "randn":
+                v.normal_()
+            elif isinstance(init, tuple) and init[0] == "uniform":
+                v.uniform_(init[1], init[2])
+
+    def check(spec, t, fn):
+        """Run fn on fresh inputs into poisoned outputs: (ok, worst rel err, message)."""
+        refresh(spec, t)
+        fn()
+        T.cuda.synchronize()
+        refs = spec.ref(T, t)
+        worst, msgs = 0.0, []
+        for name in spec.outputs:
+            o, r = getattr(t, name), refs[name]
+            if o.shape != r.shape:
+                r = r.reshape(o.shape)
+            nan = int(T.isnan(o).sum().item())
+            rd = r.double()
+            err = ((o.double() - rd).norm() / rd.norm()).item()
+            worst = err if math.isnan(err) else max(worst, err)
+            if nan:
+                msgs.append("%s: %d NaN / unwritten elements" % (name, nan))
+            if not (err < TOL[spec.tol]):
+                msgs.append("%s: rel err %.3g >= %g" % (name, err, TOL[spec.tol]))
+        return not msgs, worst, "; ".join(msgs)
+
+    def result(spec, ms, **kw):
+        d = {"ms": ms, "us": ms * 1e3, "gbs": spec.nbytes / ms / 1e6}
+        d.update(kw)
+        return d
+
+    for spec in specs(small=dry):
+        if spec.key not in keys:
+            continue
+        row = {"key": spec.key, "workload": spec.workload, "shape": spec.shape, "bytes": spec.nbytes,
+               "tol": TOL[spec.tol], "note": spec.note, "status": "ok", "blk_configs": {}, "failed_configs": []}
+        t0 = time.monotonic()
+        try:
+            t = make(spec)
+            # ---- blk: every configuration, checked then timed
+            best = None
+            for key, kname, pnames in spec.blk:
+                for tag, path in ptx_configs(args.ptx_dir, key):
+                    c = row["blk_configs"][tag] = {"kernel": kname}
+                    try:
+                        tl0 = time.monotonic()
+                        mod = dev.load_ptx_file(path)
+                        k = mod.kernel(kname)
+                        c["load_ms"] = (time.monotonic() - tl0) * 1e3
+                        c["consts"] = dict(k.consts)
+                        c["num_warps"] = k.num_warps
+                        c["jit_log"] = [ln for ln in mod.jit_log.splitlines() if "Used" in ln or "spill" in ln]
+                        got = [p.name for p in k.params]
+                        if got != pnames:
+                            raise RuntimeError("kernel signature changed: %s, bench expects %s" % (got, pnames))
+                        launch = k[spec.grid(k.consts)]
+                        a = spec.args(t)
+                        fn = (lambda launch=launch, a=a: launch(*a))
+                        if dry and "w16" not in tag:  # the fake driver runs nothing: pretend (w16: a FAIL)
+                            def fn(launch=launch, a=a, spec=spec, t=t):
+                                launch(*a)
+                                for name, r in spec.ref(T, t).items():
+                                    getattr(t, name).copy_(r.reshape(getattr(t, name).shape))
+                        ok, err, msg = check(spec, t, fn)
+                        c["rel_err"] = err
+                        if not ok:
+                            c["status"] = "FAIL"
+                            c["error"] = msg
+                            row["failed_configs"].append(tag)
+                            log("FAIL  %-26s %-18s blk %-24s %s" % (spec.workload, spec.shape, tag, msg))
+                            continue
+                        ms = bench(fn)
+                        c.update(result(spec, ms))
+                        c["status"] = "ok"
+                        log("      %-26s %-18s blk %-24s %10.1f us %7.0f GB/s  err %.1e" % (
+                            spec.workload, spec.shape, tag, ms * 1e3, c["gbs"], err))
+                        if best is None or ms < best[0]:
+                            best = (ms, tag, err)
+                    except Exception as e:  # noqa: BLE001
+                        c["status"] = "FAIL"
+                        c["error"] = "%s: %s" % (type(e).__name__, e)
+                        row["failed_configs"].append(tag)
+                        log("FAIL  %-26s %-18s blk %-24s %s" % (spec.workload, spec.shape, tag, c["error"]))
+                        if "CUDA" in str(e) and "illegal" in str(e).lower():
+                            raise  # the context is gone: nothing else in this process can run
+            if best:
+                row["blk"] = result(spec, best[0], cfg=best[1], rel_err=best[2])
+            else:
+                row["status"] = "FAIL" if row["blk_configs"] else "no PTX"
+            save(row)
+            # ---- Triton peer: checked (reported), timed; the fastest configuration
+            if spec.triton:
+                tbest = None
+                row["triton_configs"] = {}
+                for label, fn in spec.triton(T, P, t, nsm):
+                    tc = row["triton_configs"][label] = {}
+                    try:
+                        ok, err, msg = check(spec, t, fn)
+                        tc["rel_err"] = err
+                        if not ok:
+                            tc["status"] = "FAIL"
+                            tc["error"] = msg
+                            log("FAIL  %-26s %-18s triton %-21s %s" % (spec.workload, spec.shape, label, msg))
+                            continue
+                        ms = bench(fn)
+                        tc.update(result(spec, ms))
+                        log("      %-26s %-18s triton %-21s %10.1f us %7.0f GB/s" % (
+                            spec.workload, spec.shape, label, ms * 1e3, tc["gbs"]))
+                        if tbest is None or ms < tbest[0]:
+                            tbest = (ms, label)
+                    except Exception as e:  # noqa: BLE001
+                        tc["status"] = "ERROR"
+                        tc["error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+                        log("ERROR %-26s %-18s triton %-21s %s" % (spec.workload, spec.shape, label, tc["error"]))
+                if tbest:
+                    row["triton"] = result(spec, tbest[0], cfg=tbest[1])
+                save(row)
+            # ---- PyTorch
+            if spec.torch_fn:
+                try:
+                    ms = bench(spec.torch_fn(T, t))
+                    row["torch"] = result(spec, ms)
+                    log("      %-26s %-18s torch %-22s %10.1f us %7.0f GB/s" % (
+                        spec.workload, spec.shape, "", ms * 1e3, row["torch"]["gbs"]))
+                except Exception as e:  # noqa: BLE001
+                    row["torch_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
+                    log("ERROR %-26s %-18s torch: %s" % (spec.workload, spec.shape, row["torch_error"]))
+        except Deadline as e:
+            row["stopped"] = str(e)
+            save(row)
+            raise
+        except Exception as e:  # noqa: BLE001
+            row["status"] = "ERROR"
+            row["error"] = "%s: %s" % (type(e).__name__, str(e)[:500])
+            log("ERROR %s %s: %s" % (spec.workload, spec.shape, row["error"]))
+            save(row)
+            return 1
+        row["elapsed_s"] = time.monotonic() - t0
+        save(row)
+        del t
+        T.cuda.synchronize()
+        T.cuda.empty_cache()
+    return 0
+
+
+def run_gpu(args):
+    """The parent: one worker process per row (a crashed or hung kernel costs
+    its row only; Triton's cache is shared), then the report."""
+    t_start = time.monotonic()
+    out_dir = args.out or os.environ.get("OUT") or "."
+    os.makedirs(out_dir, exist_ok=True)
+    results = args.results or os.path.join("/tmp", "blk-bench-rows-%d" % os.getpid())
+    os.makedirs(results, exist_ok=True)
+    only = re.compile(args.rows) if args.rows else None
+    keys = [s.key for s in specs() if not only or only.search(s.key)]
+    for extra in ("matmul_ceiling", "python_launch"):
+        if not only or only.search(extra):
+            keys.append(extra)
+    host = {}
+    rows, extra_notes, meta = [], [], {}
+    ceiling = {"copy_gbs": None, "matmul_tflops": None}
+    child = [None]
+
+    def on_term(signum, frame):
+        raise Deadline("signal %d" % signum)
+    signal.signal(signal.SIGTERM, on_term)
+
+    def save():
+        with open(os.path.join(out_dir, "bench.json"), "w") as f:
+            json.dump({"meta": meta, "ceiling": ceiling, "rows": rows, "host": host, "notes": extra_notes,
+                       "elapsed_s": time.monotonic() - t_start}, f, indent=1)
+
+    log("# blk benchmark: %d rows, budget %d s, results in %s" % (len(keys), args.budget, out_dir))
+    key = None
+    try:
+        for key in keys:
+            left = args.budget - (time.monotonic() - t_start)
+            if left < 10:
+                raise Deadline("time budget of %d s used" % args.budget)
+            cmd = [sys.executable, os.path.abspath(__file__), "--ptx-dir", args.ptx_dir, "--worker", key,
+                   "--results", results, "--warmup", str(args.warmup), "--rep", str(args.rep)]
+            if args.dry_run:
+                cmd.append("--dry-run")
+            rc = None
+            try:
+                child[0] = subprocess.Popen(cmd)
+                rc = child[0].wait(timeout=min(left, args.row_timeout))
+            except subprocess.TimeoutExpired:
+                child[0].kill()
+                child[0].wait()
+                log("TIMEOUT %s after %d s" % (key, min(left, args.row_timeout)))
+            child[0] = None
+            path = os.path.join(results, key + ".json")
+            row = None
+            if os.path.exists(path):
+                with open(path) as f:
+                    row = json.load(f)
+                meta = row.pop("meta", meta) or meta
+            if key == "matmul_ceiling":
+                if row:
+                    ceiling["matmul_tflops"], ceiling["matmul_ms"] = row["tflops"], row["ms"]
+                continue
+            if key == "python_launch":
+                host.update(row or {"error": "no result (rc %s)" % rc})
+                continue
+            spec = next(s for s in specs() if s.key == key)
+            if row is None:
+                row = {"key": key, "workload": spec.workload, "shape": spec.shape, "note": spec.note}
+            if rc != 0 and row.get("status", "ok") == "ok":
+                what = "TIMEOUT" if rc is None else "CRASH (rc %s)" % rc
+                if row.get("blk"):  # blk is measured; a peer's part is missing
+                    row["note"] = ("%s; " % row["note"] if row.get("note") else "") + "peers incomplete: " + what
+                else:
+                    row["status"] = what
+                    log("%s %s %s: the worker ended without a blk result" % (what, spec.workload, spec.shape))
+            rows.append(row)
+            if key == "copy" and row.get("torch"):
+                ceiling["copy_gbs"] = row["torch"]["gbs"]
+            save()
+    except (Deadline, KeyboardInterrupt) as e:
+        if child[0] is not None:
+            child[0].kill()
+            child[0].wait()
+            # the row in progress, as far as its worker got
+            path = os.path.join(results, key + ".json")
+            if key not in ("matmul_ceiling", "python_launch") and os.path.exists(path) and \
+                    not any(r.get("key") == key for r in rows):
+                try:
+                    with open(path) as f:
+                        row = json.load(f)
+                    meta = row.pop("meta", meta) or meta
+                    row["note"] = ("%s; " % row["note"] if row.get("note") else "") + "incomplete: stopped"
+                    if not row.get("blk") and row.get("status") == "ok":
+                        row["status"] = "STOPPED"
+                    rows.append(row)
+                except (OSError, ValueError):
+                    pass
+        extra_notes.append("- STOPPED EARLY (%s): rows not listed were not run." % (e or type(e).__name__))
+        log("# stopped early: %s" % (e or type(e).__name__))
+    save()
+    if ceiling.get("matmul_tflops"):
+        extra_notes.append("- Matmul ceiling: cuBLAS bf16 8192³ %.0f TFLOP/s (%.1f µs)." % (
+            ceiling["matmul_tflops"], ceiling["matmul_ms"] * 1e3))
+    if host.get("blk_us"):
+        extra_notes.append("- Python host time per launch (5000 launches of a 1024-element vector add): blk binding "
+                           "%.2f µs (int pointers %.2f µs), Triton %.2f µs, torch.add %.2f µs." % (
+                               host["blk_us"], host["blk_int_pointers_us"], host["triton_us"], host["torch_us"]))
+    if meta:
+        extra_notes.append("- %s; driver %s; torch %s (CUDA %s); triton %s; blk %s; %s; %.0f s." % (
+            meta.get("device"), meta.get("driver"), meta.get("torch"), meta.get("torch_cuda"), meta.get("triton"),
+            meta.get("blk_commit"), meta.get("date"), time.monotonic() - t_start))
+    save()
+    md = table(rows, ceiling["copy_gbs"]) + "\n\n" + table_notes(rows, ceiling["copy_gbs"], extra_notes)
+    with open(os.path.join(out_dir, "bench.md"), "w") as f:
+        f.write(md + "\n")
+    try:
+        plot(rows, ceiling["copy_gbs"], os.path.join(out_dir, "bench.png"), meta)
+    except Exception as e:  # noqa: BLE001
+        log("# plot skipped: %s: %s" % (type(e).__name__, e))
+    print()
+    print(md, flush=True)
+    return 0
+
+
+def plot(rows, ceiling_gbs, path, meta):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    rs = [r for r in rows if any(r.get(s) for s in ("blk", "triton", "torch"))]
+    if not rs:
+        return
+    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rs)), 4.5))
+    w = 0.27
+    for i, (sysname, color) in enumerate((("blk", "#1f77b4"), ("triton", "#ff7f0e"), ("torch", "#2ca02c"))):
+        xs = [j + (i - 1) * w for j in range(len(rs))]
+        ys = [(r.get(sysname) or {}).get("gbs") or 0 for r in rs]
+        ax.bar(xs, ys, w, label=sysname, color=color)
+    if ceiling_gbs:
+        ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
+    ax.set_xticks(range(len(rs)))
+    ax.set_xticklabels(["%s\n%s" % (r["workload"], r["shape"]) for r in rs], fontsize=7, rotation=30, ha="right")
+    ax.set_ylabel("GB/s")
+    ax.set_title("memory-bound kernels on %s (%s)" % (meta["device"], meta["date"][:10]))
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+# ---------------------------------------------------------------- self-test (no torch, fake driver)
+
+class FakeDtype:
+    def __init__(self, name):
+        self.name = name
+
+    def __str__(self):
+        return "torch." + self.name
+
+    __repr__ = __str__
+
+
+FAKE_DT = {"f32": FakeDtype("float32"), "bf16": FakeDtype("bfloat16"), "f64": FakeDtype("float64"),
+           "i32": FakeDtype("int32")}
+
+
+class FakeTensor:
+    """What the binding sees of a torch tensor: data_ptr() and dtype."""
+    _next = 0x7f0000000000
+
+    def __init__(self, shape, dt):
+        self.shape, self.dtype = shape, FAKE_DT[dt]
+        self._ptr = FakeTensor._next
+        FakeTensor._next += 1 << 32  # 16-byte (in fact 4 GiB) aligned, distinct
+
+    def data_ptr(self):
+        return self._ptr
+
+
+def use_fake_driver():
+    """Point libblkrt at the fake driver of tests/runtime (for --self-test, --dry-run)."""
+    if not os.environ.get("BLKRT_CUDA_LIBRARY"):
+        cands = [os.path.join(ROOT, "build-py", "tests", "runtime", "libfake_cuda.so")] + sorted(
+            glob.glob(os.path.join(ROOT, "build*", "tests", "runtime", "libfake_cuda.so")))
+        for c in cands:
+            if os.path.exists(c):
+                os.environ["BLKRT_CUDA_LIBRARY"] = c
+                break
+        else:
+            raise SystemExit("no fake driver (build target fake_cuda or set BLKRT_CUDA_LIBRARY)")
+
+
+def self_test(args):
+    failures = []
+
+    def fail(msg):
+        failures.append(msg)
+        print("FAIL", msg, flush=True)
+
+    use_fake_driver()
+    import ctypes
+    blk = ensure_libblkrt(args.ptx_dir, print)
+    fake = ctypes.CDLL(os.environ["BLKRT_CUDA_LIBRARY"])
+    fake.fake_launch_count.restype = ctypes.c_int
+    print("self-test: libblkrt %s (%s), fake driver %s" % (blk.version(), blk.library_path(),
+                                                           os.environ["BLKRT_CUDA_LIBRARY"]))
+    dev = blk.Device(0)
+    nconf = 0
+    for spec in specs():
+        t = types.SimpleNamespace(**{n: FakeTensor(shape, dt) for n, (shape, dt, init) in spec.tensors.items()})
+        for o in spec.outputs:
+            if spec.tensors[o][2] != "out":
+                fail("%s: output %s is not declared 'out'" % (spec.key, o))
+        if spec.ref is None:
+            fail("%s: no reference" % spec.key)
+        found = 0
+        for key, kname, pnames in spec.blk:
+            for tag, path in ptx_configs(args.ptx_dir, key):
+                found += 1
+                nconf += 1
+                try:
+                    k = dev.load_ptx_file(path).kernel(kname)
+                    got = [p.name for p in k.params]
+                    if got != pnames:
+                        fail("%s: %s params %s, bench expects %s" % (spec.key, tag, got, pnames))
+                        continue
+                    grid = spec.grid(k.consts)
+                    before = fake.fake_launch_count()
+                    k[grid](*spec.args(t))
+                    if fake.fake_launch_count() != before + 1:
+                        fail("%s: %s: the fake driver saw no launch" % (spec.key, tag))
+                    print("ok   %-16s %-24s grid=%-18s %s" % (spec.key, tag, grid, k.consts))
+                except blk.Error as e:
+                    fail("%s: %s: %s" % (spec.key, tag, e))
+        if not found:
+            fail("%s: no PTX for %s in %s" % (spec.key, [b[0] for b in spec.blk], args.ptx_dir))
+    # the binding refuses a tensor of the wrong dtype (the harness relies on it)
+    try:
+        k = dev.load_ptx_file(ptx_configs(args.ptx_dir, "vector_add")[0][1]).kernel("vector_add")
+        k[1](FakeTensor((4,), "bf16"), FakeTensor((4,), "f32"), FakeTensor((4,), "f32"), 4)
+        fail("a bf16 tensor passed for *f32")
+    except (blk.Error, IndexError) as e:
+        print("ok   dtype check:", e)
+    # the peer kernels copied from peers.py are verbatim
+    peers_py = os.path.join(ROOT, "..", "shared", "bench", "peers.py")
+    if os.path.exists(peers_py):
+        src = open(peers_py).read()
+        mine = open(os.path.join(HERE, "peers_kernels.py")).read()
+        for name in ("add_k", "silu_fma_k", "softmax_k", "ln_k"):
+            m = re.search(r"@triton\.jit\ndef %s\(.*?\n(?=\S)" % name, src, re.S)
+            if not m:
+                fail("peers.py has no %s" % name)
+            elif m.group(0).rstrip() not in mine:
+                fail("peers_kernels.py: %s differs from peers.py" % name)
+            else:
+                print("ok   peer %s verbatim" % name)
+    else:
+        print("skip peers.py comparison (%s not found)" % peers_py)
+    # table and notes render; JSON serialises
+    rows = [{"workload": "vector add f32", "shape": "2^28", "status": "ok", "note": "n",
+             "blk": {"ms": 0.75, "gbs": 4300.0, "cfg": "vector_add.b1k_w4"},
+             "triton": {"ms": 0.74, "gbs": 4350.0, "cfg": "BLOCK=1024"}, "torch": {"ms": 0.76, "gbs": 4240.0}},
+            {"workload": "softmax f32", "shape": "4096x12345", "status": "FAIL", "failed_configs": ["x"],
+             "triton": {"ms": 0.2, "gbs": 4000.0}}]
+    md = table(rows, 4250.0) + "\n\n" + table_notes(rows, 4250.0, ["- extra"])
+    json.dumps(rows)
+    print(md)
+    if "0.99×" not in md or "101%" not in md:
+        fail("table arithmetic")
+    print("self-test: %d configurations, %d failures" % (nconf, len(failures)))
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--ptx-dir", required=True, help="PTX files from tests/bench/build_ptx.sh (and libblkrt.so)")
+    ap.add_argument("--out", help="where bench.json/md/png go (default $OUT, else .)")
+    ap.add_argument("--rows", help="regex: only rows whose key matches (vector_add, softmax_4096x12345, ...)")
+    ap.add_argument("--warmup", type=int, default=25, help="do_bench warm-up, ms (default 25)")
+    ap.add_argument("--rep", type=int, default=200, help="do_bench repetition time, ms (default 200)")
+    ap.add_argument("--budget", type=int, default=450, help="stop starting new work after this many s (default 450)")
+    ap.add_argument("--row-timeout", type=int, default=150, help="kill a row's worker after this many s (default 150)")
+    ap.add_argument("--self-test", action="store_true", help="no GPU: check PTX, arguments and report code")
+    ap.add_argument("--dry-run", action="store_true",
+                    help="development aid: CPU torch, Triton's interpreter, tiny shapes, blk launches on the fake "
+                         "driver with simulated outputs (needs torch + triton on this machine)")
+    ap.add_argument("--worker", help=argparse.SUPPRESS)   # internal: rows to run in this process
+    ap.add_argument("--results", help=argparse.SUPPRESS)  # internal: where workers put their rows
+    args = ap.parse_args()
+    if not os.path.isdir(args.ptx_dir):
+        raise SystemExit("--ptx-dir %s is not a directory" % args.ptx_dir)
+    if args.self_test:
+        return self_test(args)
+    if args.worker:
+        return worker(args)
+    return run_gpu(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+#!/bin/bash
+# bundle.sh DIR — build the carry bundle for the GPU machine (docs/gpu-testing.md).
+#
+#   bash tests/gpu/bundle.sh build-carry
+#
+# Builds gpu_check self-contained (LLVM linked statically: -DBLK_LLVM_STATIC=ON,
+# Release) in build-gc-static/, strips it and puts into DIR (a path inside the
+# repo that .gitignore ignores, e.g. build-carry/, so that the device call must
+# name it in `carry`):
+#   gpu_check           the GPU suite + compile-bench + launch-bench + a PTX emitter
+#   libblkrt.so         the runtime for bindings (Python ctypes)
+#   run_on_device.sh    a copy of tests/gpu/run_on_device.sh
+#   MANIFEST            what was built, from which commit, sizes, ldd
+# The stdlib sources travel with the tree (stdlib/). Needs libzstd-dev (static
+# libzstd.a) and LLVM 22's static libraries, as for the static blkc.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DIR=${1:?usage: bundle.sh DIR}
+case "$DIR" in /*) ;; *) DIR="$ROOT/$DIR" ;; esac
+BUILD=${BLK_BUNDLE_BUILD:-$ROOT/build-gc-static}
+JOBS=${JOBS:-2}
+
+cmake -S "$ROOT" -B "$BUILD" -DBLK_LLVM_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
+make -C "$BUILD" -j"$JOBS" gpu_check blkrt_shared >/dev/null
+
+mkdir -p "$DIR"
+rm -f "$DIR/gpu_check" "$DIR/libblkrt.so" "$DIR/run_on_device.sh" "$DIR/MANIFEST"
+strip -o "$DIR/gpu_check" "$BUILD/tests/gpu/gpu_check"
+strip --strip-unneeded -o "$DIR/libblkrt.so" "$BUILD/runtime/libblkrt.so"
+cp "$ROOT/tests/gpu/run_on_device.sh" "$DIR/run_on_device.sh"
+chmod +x "$DIR/gpu_check" "$DIR/run_on_device.sh"
+
+# Only the C/C++ runtime may remain dynamic: the GPU machine has no LLVM.
+bad=$(ldd "$DIR/gpu_check" | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libdl\.so|libpthread\.so|librt\.so' || true)
+if [ -n "$bad" ]; then
+  echo "bundle.sh: gpu_check needs libraries the GPU machine may not have:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
+glibc=$(objdump -T "$DIR/gpu_check" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
+glibcxx=$(objdump -T "$DIR/gpu_check" | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1 || true)
+{
+  echo "blk carry bundle"
+  echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n), commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo '?')$(git -C "$ROOT" diff --quiet 2>/dev/null || echo ' (dirty tree)')"
+  echo "needs: $glibc ${glibcxx:-} (newest symbol versions used)"
+  ls -l "$DIR" | tail -n +2 | grep -v MANIFEST
+  echo "ldd gpu_check:"
+  ldd "$DIR/gpu_check"
+} > "$DIR/MANIFEST"
+total=$(du -cb "$DIR"/* | tail -1 | cut -f1)
+echo "bundle.sh: $DIR: $(du -sh "$DIR" | cut -f1) ($total bytes); gpu_check needs $glibc ${glibcxx:-}"
+if [ "$total" -gt $((48 * 1024 * 1024)) ]; then
+  echo "bundle.sh: warning: the bundle is over 48 MB; the tree that travels is limited to 64 MiB" >&2
+fi

@@ -1,0 +1,225 @@
+/* gpu_kernels.h — the table gpu_check runs: one row per stdlib kernel.
+ *
+ * Included once, by gpu_check.c (it defines gk_kernel and the TOL_* macros).
+ * Adding a kernel is adding a row:
+ *
+ *   {"file.blk", "kernel",
+ *    "ARGS",                one item per runtime parameter, in order (names are
+ *                           checked against the compiled kernel's blk-meta):
+ *                             name:in(COUNT[,DIST])   input buffer, random data
+ *                             name:out(COUNT)         output buffer, poisoned (0xFF bytes)
+ *                             name:zero(COUNT)        in/out buffer starting at 0 (atomics)
+ *                             name:=EXPR              integer scalar; a float scalar is a
+ *                                                     literal or u(LO,HI) (random per case)
+ *                           DIST: u(LO,HI) uniform floats (default u(-2,2)),
+ *                                 ri(LO,HI) integers in [LO,HI) (default ri(-100,100))
+ *    "GRID",                "gx[,gy[,gz]]"
+ *    "REQUIRE" or NULL,     a (config, size) pair where this is 0 is not run
+ *    {CONFIGS},             const values, "NAME=V NAME=V" ("" = the kernel's defaults)
+ *    {SIZES},               problem sizes, "name=EXPR ..." (later names may use earlier
+ *                           ones and the consts); the first two are the --quick sizes
+ *    TOL},                  for float outputs (integer outputs must be identical)
+ *
+ * EXPR: integers, the size names, the consts (with their defaults), + - * / %
+ * << comparisons && || and cdiv(a,b) min(a,b) max(a,b).
+ *
+ * The kernel variant: every pointer 16-byte aligned and every integer argument
+ * a multiple of 16 selects the d16 entry; gpu_check runs each case twice, with
+ * aligned pointers and with every pointer moved by one element (the fallback
+ * entry). Sizes whose integers are all multiples of 16 exercise d16 at all.
+ * Keep sizes moderate: the CPU interpreter computes every reference.
+ */
+
+static const gk_kernel gk_table[] = {
+    /* ---- elementwise.blk ---- */
+    {"elementwise.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)",
+     "n<(1<<24) || BLOCK==256", /* 2^24+5 with BLOCK=256: 65537 programs, past 16 bits */
+     {"", "BLOCK=256", "BLOCK=4096"},
+     {"n=17", "n=4112", "n=1", "n=1000", "n=65536", "n=1048583", "n=(1<<24)+5"},
+     TOL_EXACT},
+    {"elementwise.blk", "silu_fma", "a:in(n) b:in(n) c:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=512"},
+     {"n=33", "n=4112", "n=1", "n=65536", "n=1048583"},
+     TOL_BF16},
+    {"elementwise.blk", "bias_add", "x:in(rows*cols) bias:in(cols) out:out(rows*cols) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,BR),cdiv(cols,BC)", NULL,
+     {"", "BR=4 BC=64", "BR=32 BC=512"},
+     {"rows=3 cols=5", "rows=48 cols=272", "rows=1 cols=1", "rows=33 cols=1000", "rows=64 cols=4096"},
+     TOL_EXACT},
+    {"elementwise.blk", "activation", "x:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"ACT=0", "ACT=1", "ACT=2", "ACT=1 BLOCK=256"},
+     {"n=17", "n=4112", "n=65536", "n=300007"},
+     TOL_MATH},
+    {"elementwise.blk", "copy", "x:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=128"},
+     {"n=5", "n=4112", "n=65536", "n=300007"},
+     TOL_EXACT},
+
+    /* ---- diffusion.blk ---- */
+    {"diffusion.blk", "denoise_blend",
+     "x_noisy:in(n) noise_pred:in(n) prev_frame:in(n) out:out(n) sqrt_alpha_bar:in(T,u(0.1,1)) "
+     "alpha:in(T,u(0.5,1)) t:=ts w:=u(0,1) lo:=-1.5 hi:=1.5 n:=n",
+     "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=256"},
+     {"n=21 T=50 ts=7", "n=4112 T=64 ts=32", "n=65536 T=1000 ts=0", "n=300007 T=1000 ts=999"},
+     TOL_BF16},
+    {"diffusion.blk", "temporal_blend", "cur:in(n) prev:in(n) out:out(n) w:=u(0,1) threshold:=0.5 n:=n",
+     "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=256"},
+     {"n=21", "n=4112", "n=65536", "n=300007"},
+     TOL_BF16},
+
+    /* ---- softmax.blk ---- */
+    {"softmax.blk", "softmax", "out:out(rows*stride) inp:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK",
+     {"", "BLOCK=256", "BLOCK=2048"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=1 cols=1 stride=1",
+      "rows=37 cols=1000 stride=1003", "rows=64 cols=1024 stride=1040", "rows=8 cols=2048 stride=2048"},
+     TOL_RED},
+    {"softmax.blk", "softmax_online", "out:out(rows*stride) inp:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     NULL,
+     {"", "BLOCK=256", "BLOCK=128"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=512 stride=512", "rows=37 cols=1000 stride=1003",
+      "rows=8 cols=5000 stride=5003", "rows=16 cols=4096 stride=4096"},
+     TOL_RED},
+    {"softmax.blk", "log_softmax", "out:out(rows*stride) inp:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+    {"softmax.blk", "cross_entropy",
+     "loss:out(rows) logits:in(rows*stride) target:in(rows,ri(0,cols)) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+
+    /* ---- norm.blk ---- */
+    {"norm.blk", "layernorm_fwd",
+     "y:out(rows*stride) x:in(rows*stride) w:in(cols) b:in(cols) mean:out(rows) rstd:out(rows) "
+     "stride:=stride n_cols:=cols eps:=1e-5",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+    {"norm.blk", "layernorm_bwd",
+     "dx:out(rows*stride) dw:zero(cols) db:zero(cols) dy:in(rows*stride) x:in(rows*stride) w:in(cols) "
+     "mean:in(rows,u(-0.5,0.5)) rstd:in(rows,u(0.5,2)) stride:=stride n_cols:=cols",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+    {"norm.blk", "rmsnorm", "y:out(rows*stride) x:in(rows*stride) w:in(cols) stride:=stride n_cols:=cols eps:=1e-6",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_BF16},
+    {"norm.blk", "add_layernorm",
+     "y:out(rows*stride) h_out:out(rows*stride) x:in(rows*stride) residual:in(rows*stride) w:in(cols) b:in(cols) "
+     "stride:=stride n_cols:=cols eps:=1e-5",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_BF16},
+    {"norm.blk", "batchnorm_infer",
+     "y:out(N*C*hw) x:in(N*C*hw) running_mean:in(C) running_var:in(C,u(0.1,2)) gamma:in(C) beta:in(C) "
+     "channels:=C hw:=hw eps:=1e-5",
+     "cdiv(hw,BLOCK),C,N", NULL,
+     {"", "BLOCK=256"},
+     {"N=1 C=3 hw=5", "N=2 C=16 hw=1024", "N=3 C=5 hw=1000", "N=2 C=32 hw=4112"},
+     TOL_MATH},
+
+    /* ---- reduce.blk ---- */
+    {"reduce.blk", "row_sum", "out:out(rows) x:in(rows*stride) stride:=stride n_cols:=cols", "rows", "cols<=BLOCK",
+     {"", "BLOCK=256", "BLOCK=2048"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024", "rows=8 cols=2048 stride=2048"},
+     TOL_RED},
+    {"reduce.blk", "row_max_argmax", "out:out(rows) idx:out(rows) x:in(rows*stride) stride:=stride n_cols:=cols",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_EXACT},
+    {"reduce.blk", "col_sum", "out:out(cols) x:in(rows*stride) n_rows:=rows n_cols:=cols stride:=stride",
+     "cdiv(cols,BC)", NULL,
+     {"", "BR=8 BC=64", "BR=64 BC=256"},
+     {"rows=3 cols=5 stride=7", "rows=64 cols=256 stride=256", "rows=1 cols=1 stride=1",
+      "rows=100 cols=1000 stride=1003", "rows=512 cols=1024 stride=1024"},
+     TOL_RED},
+    {"reduce.blk", "cumsum_rows", "out:out(rows*stride) x:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+    {"reduce.blk", "topk_rows",
+     "values:out(rows*K) indices:out(rows*K) x:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK && cols>=K",
+     {"", "K=1", "K=8 BLOCK=256"},
+     {"rows=3 cols=9 stride=11", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_EXACT},
+
+    /* ---- layout.blk ---- */
+    {"layout.blk", "transpose", "out:out(rows*cols) x:in(rows*cols) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,B),cdiv(cols,B)", NULL,
+     {"", "B=32", "B=16"},
+     {"rows=3 cols=5", "rows=64 cols=48", "rows=1 cols=1", "rows=100 cols=37", "rows=512 cols=272"},
+     TOL_EXACT},
+    {"layout.blk", "bshd_to_bhsd", "out:out(Bt*S*H*D) x:in(Bt*S*H*D) seq:=S heads:=H", "cdiv(S,BS),H,Bt", NULL,
+     {"", "D=64 BS=16", "D=32 BS=64"},
+     {"Bt=1 S=3 H=2", "Bt=2 S=64 H=16", "Bt=2 S=100 H=3", "Bt=1 S=256 H=16"},
+     TOL_EXACT},
+    {"layout.blk", "bhsd_to_bshd", "out:out(Bt*S*H*D) x:in(Bt*S*H*D) seq:=S heads:=H", "cdiv(S,BS),H,Bt", NULL,
+     {"", "D=64 BS=16", "D=32 BS=64"},
+     {"Bt=1 S=3 H=2", "Bt=2 S=64 H=16", "Bt=2 S=100 H=3", "Bt=1 S=256 H=16"},
+     TOL_EXACT},
+
+    /* ---- attn_variants.blk ---- */
+    {"attn_variants.blk", "rope",
+     "out:out(T*H*D) x:in(T*H*D) cos_t:in(P*(D/2),u(-1,1)) sin_t:in(P*(D/2),u(-1,1)) pos:in(T,ri(0,P)) "
+     "seq:=S heads:=H",
+     "T,cdiv(H,BH)", "S<=P",
+     {"", "D=64 BH=4 HAS_POS=true", "D=32 BH=2"},
+     {"T=3 S=3 H=1 P=8", "T=32 S=16 H=16 P=64", "T=40 S=7 H=5 P=64", "T=256 S=128 H=32 P=512"},
+     TOL_BF16},
+    {"attn_variants.blk", "rope_qk",
+     "q_out:out(T*QH*D) k_out:out(T*KH*D) q:in(T*QH*D) k:in(T*KH*D) cos_t:in(P*(D/2),u(-1,1)) "
+     "sin_t:in(P*(D/2),u(-1,1)) pos:in(T,ri(0,P)) seq:=S q_heads:=QH kv_heads:=KH",
+     "T,cdiv(max(QH,KH),BH)", "S<=P",
+     {"", "D=64 BH=4 HAS_POS=true", "D=32 BH=2"},
+     {"T=3 S=3 QH=2 KH=1 P=8", "T=32 S=16 QH=32 KH=16 P=64", "T=40 S=7 QH=12 KH=4 P=64",
+      "T=128 S=64 QH=32 KH=8 P=128"},
+     TOL_BF16},
+    {"attn_variants.blk", "rope_theta", "out:out(T*H*D) x:in(T*H*D) pos:in(T,ri(0,P)) seq:=S heads:=H theta:=10000",
+     "T,cdiv(H,BH)", NULL,
+     {"", "D=64 BH=4 HAS_POS=true", "D=32 BH=2"},
+     {"T=3 S=3 H=1 P=8", "T=32 S=16 H=16 P=64", "T=40 S=7 H=5 P=64", "T=256 S=128 H=32 P=512"},
+     TOL_BF16_MATH},
+
+    /* ---- moe.blk ---- */
+    {"moe.blk", "moe_router",
+     "weights:out(T*K) experts:out(T*K) counts:zero(E) prob_sum:zero(E) logits:in(T*E) n_tokens:=T n_experts:=E",
+     "cdiv(T,BT)", "E<=BE && K<=E",
+     {"", "K=1 BT=16 BE=16 RENORM=false", "K=6 BE=128", "K=8 BT=64"},
+     {"T=5 E=8", "T=64 E=16", "T=100 E=60", "T=1000 E=64", "T=777 E=128"},
+     TOL_RED},
+    {"moe.blk", "moe_router_bf16",
+     "weights:out(T*K) experts:out(T*K) counts:zero(E) prob_sum:zero(E) logits:in(T*E) n_tokens:=T n_experts:=E",
+     "cdiv(T,BT)", "E<=BE && K<=E",
+     {"", "K=1 BT=16 BE=16 RENORM=false", "K=6 BE=128"},
+     {"T=5 E=8", "T=64 E=16", "T=100 E=60", "T=1000 E=64", "T=777 E=128"},
+     TOL_RED},
+    {"moe.blk", "moe_aux_loss",
+     "counts:in(E,ri(0,100)) prob_sum:in(E,u(0,50)) loss:out(1) n_tokens:=T n_experts:=E k:=kk", "1", NULL,
+     {"", "BE=64"},
+     {"T=10 E=8 kk=2", "T=4096 E=64 kk=16", "T=1000 E=300 kk=1", "T=8192 E=1000 kk=16"},
+     TOL_RED},
+};
