@@ -903,7 +903,9 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
     }
     if (typed && d) { /* a -D value: say which define does not fit */
         blk_dtype dt = (blk_dtype)t.dtype;
-        bool ok = dt == DT_BOOL ? d->is_bool
+        /* APIs without a bool kind (blkrt_define, blkc_define_int) pass a
+         * bool const as the integer 0 or 1 */
+        bool ok = dt == DT_BOOL ? d->is_bool || (!d->is_float && (d->ival == 0 || d->ival == 1))
                 : dtype_is_float(dt) ? !d->is_bool
                 : !d->is_bool && !d->is_float && sema_fits(dt, (sema_i128)d->ival);
         if (!ok) {
@@ -911,6 +913,7 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
                        dtype_name(dt), p->name);
             goto fail;
         }
+        if (dt == DT_BOOL) v = sema_bool_const(d->ival != 0);
     }
     if (typed) {
         if (v.type.dtype != t.dtype && !v.weak) {
