@@ -2,12 +2,19 @@
 # whole CTest suite. Both install missing Debian packages first when run as
 # root (otherwise they print the apt line to run).
 #   make SANITIZE=1 test     ASan + UBSan build (in build-asan/)
+#   make TSAN=1 test         ThreadSanitizer build (in build-tsan/); runs only
+#                            the runtime tests (ctest -L runtime: threads, JIT
+#                            from 8 threads, cache, launch)
 #   make WERROR=1            warnings are errors (CI)
 
 SANITIZE ?= 0
+TSAN ?= 0
 WERROR ?= 0
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-ifeq ($(SANITIZE),1)
+ifeq ($(TSAN),1)
+BUILD ?= build-tsan
+TEST_LABELS = -L runtime
+else ifeq ($(SANITIZE),1)
 BUILD ?= build-asan
 else
 BUILD ?= build
@@ -32,7 +39,7 @@ deps:
 	fi
 
 $(BUILD)/CMakeCache.txt: | deps
-	cmake -S . -B $(BUILD) -DBLK_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) -DBLK_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
+	cmake -S . -B $(BUILD) -DBLK_SANITIZE=$(if $(filter 1,$(SANITIZE)),ON,OFF) -DBLK_TSAN=$(if $(filter 1,$(TSAN)),ON,OFF) -DBLK_WERROR=$(if $(filter 1,$(WERROR)),ON,OFF)
 
 configure: deps $(BUILD)/CMakeCache.txt
 
@@ -59,10 +66,10 @@ main: build
 	./$(BUILD)/examples/run_vector_add
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(TEST_LABELS)
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-tsan
 
 # Bounded libFuzzer campaign (tests/fuzz/, docs/reliability.md): clang build
 # with ASan+UBSan in build-fuzz/, then each target for FUZZ_SECONDS.

@@ -500,9 +500,146 @@ static void lower_topk(cg_ctx *C, ir_inst *in) {
     cg_set(C, ri, oi);
 }
 
+/* ---- sort ----
+ * A bitonic network over the axis (S a power of two: sema). The operand
+ * first moves to a layout with the whole axis inside one warp (as for scans:
+ * n = max(S/32, 1) consecutive elements per thread, the rest over the
+ * lanes), so every compare-exchange of positions i and i^j is either
+ * in-thread (j < n: both registers of one thread) or a butterfly shuffle
+ * with lane offset (j/n)*stride (the partner keeps the other half of the
+ * pair). Wrapped replica lanes compute the same pairs, since positions are
+ * lane coordinates modulo S/n.
+ *
+ * Order (interp_reduce.c): NaN above every number, -0 == +0, ascending
+ * unless IRF_DESCENDING; stability by sorting (value, original index) pairs
+ * with the lower index first on ties, which makes the order strict and the
+ * network's result exactly the stable sort. Integers and bools skip the
+ * index: equal values are indistinguishable. */
+static LLVMValueRef sort_before(cg_ctx *C, blk_dtype t, bool desc, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef x,
+                                LLVMValueRef xi) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef lt, eq;
+    if (dtype_is_float(t)) {
+        blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
+        LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a), fx = cg_cast_scalar(C, LOC_NONE, t, w, x);
+        LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
+        if (desc)
+            lt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fa, fx, ""), LLVMBuildAnd(b, an, LLVMBuildNot(b, xn, ""), ""), "");
+        else
+            lt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOLT, fa, fx, ""), LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), ""), "");
+        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fa, fx, ""), LLVMBuildAnd(b, an, xn, ""), "");
+    } else {
+        if (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind) {
+            a = LLVMBuildPtrToInt(b, a, C->i64, "");
+            x = LLVMBuildPtrToInt(b, x, C->i64, "");
+        }
+        bool s = dtype_is_signed(t) && t != DT_BOOL;
+        lt = LLVMBuildICmp(b, desc ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT), a, x, "");
+        eq = NULL;
+    }
+    if (!ai) return lt;
+    return LLVMBuildOr(b, lt, LLVMBuildAnd(b, eq, LLVMBuildICmp(b, LLVMIntSLT, ai, xi, ""), ""), "");
+}
+
+static void lower_sort(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    ir_value *x = in->operands[0], *r = in->results[0];
+    int ax = in->axis, rank = x->type.rank;
+    bool desc = (in->flags & IRF_DESCENDING) != 0;
+    blk_dtype t = (blk_dtype)x->type.dtype;
+    int32_t S = rank ? x->type.shape[ax] : 0;
+    if (rank < 1 || S < 1 || (S & (S - 1))) {
+        cg_error(C, in->loc, "internal error: sort needs a power-of-two axis (got %d)", (int)S);
+        return;
+    }
+    const lay_layout *sl = lay_choose_blocked(C->a, rank, x->type.shape, C->num_warps, ax, S >= 32 ? S / 32 : 1);
+    cg_lay_info li;
+    cg_lay_info_get(C, sl, rank, x->type.shape, &li);
+    int p = li.f.dims[ax];
+    int64_t spt = li.f.spt[p], tpw = li.f.tpw[p];
+    if (S > spt && S > spt * tpw) {
+        cg_error(C, in->loc, "internal error: sort layout does not keep the axis in one warp");
+        return;
+    }
+    cg_val xv = cg_get(C, x, sl);
+    cg_val out = cg_new_val(C, li.nregs, sl);
+    bool need_idx = dtype_is_float(t);
+    int n = li.n[ax], nlines = li.nregs / n;
+    int stride = 1;
+    for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) stride *= li.f.tpw[li.f.order[i]];
+    LLVMValueRef *v = ARENA_ARRAY(C->a, LLVMValueRef, n), *ix = ARENA_ARRAY(C->a, LLVMValueRef, n);
+    LLVMValueRef *pos = ARENA_ARRAY(C->a, LLVMValueRef, n);
+    int *regs = ARENA_ARRAY(C->a, int, n);
+    if (!v || !ix || !pos || !regs) { C->failed = true; return; }
+    for (int line = 0; line < nlines; line++) {
+        int k[IR_MAX_RANK] = {0}, rest = line;
+        for (int i = 0; i < rank; i++) {
+            int d = li.f.reg_order[i];
+            if (d == ax) continue;
+            k[d] = rest % li.n[d];
+            rest /= li.n[d];
+        }
+        for (int e = 0; e < n; e++) {
+            k[ax] = e;
+            regs[e] = cg_reg_of(&li, k);
+            v[e] = xv.v[regs[e]];
+            pos[e] = cg_reg_coord(C, &li, regs[e], ax);
+            ix[e] = need_idx ? pos[e] : NULL;
+        }
+        for (int kk = 2; kk <= S; kk *= 2)
+            for (int j = kk / 2; j > 0; j /= 2) {
+                if (j < n) {
+                    /* in-thread: positions base+e and base+(e^j), base a multiple of n */
+                    for (int e = 0; e < n; e++) {
+                        if (e & j) continue;
+                        int h = e ^ j;
+                        LLVMValueRef up = kk < n ? LLVMConstInt(C->i1, (e & kk) == 0, 0)
+                                                 : LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, kk), ""),
+                                                                 cg_const_i32(C, 0), "");
+                        /* swap when the pair is out of order for its direction */
+                        LLVMValueRef hb = sort_before(C, t, desc, v[h], ix[h], v[e], ix[e]);
+                        LLVMValueRef lb = sort_before(C, t, desc, v[e], ix[e], v[h], ix[h]);
+                        LLVMValueRef sw = LLVMBuildSelect(b, up, hb, lb, "");
+                        LLVMValueRef ve = LLVMBuildSelect(b, sw, v[h], v[e], ""), vh = LLVMBuildSelect(b, sw, v[e], v[h], "");
+                        v[e] = ve;
+                        v[h] = vh;
+                        if (need_idx) {
+                            LLVMValueRef ie = LLVMBuildSelect(b, sw, ix[h], ix[e], ""), ih = LLVMBuildSelect(b, sw, ix[e], ix[h], "");
+                            ix[e] = ie;
+                            ix[h] = ih;
+                        }
+                    }
+                } else {
+                    int off = (j / n) * stride;
+                    for (int e = 0; e < n; e++) {
+                        LLVMValueRef pv = shfl_xor(C, v[e], off), pi = need_idx ? shfl_xor(C, ix[e], off) : NULL;
+                        LLVMValueRef lower = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, j), ""),
+                                                           cg_const_i32(C, 0), "");
+                        LLVMValueRef up = kk >= S ? LLVMConstInt(C->i1, 1, 0)
+                                                  : LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, kk), ""),
+                                                                  cg_const_i32(C, 0), "");
+                        LLVMValueRef keep_first = LLVMBuildICmp(b, LLVMIntEQ, lower, up, "");
+                        LLVMValueRef mine_first = sort_before(C, t, desc, v[e], ix[e], pv, pi);
+                        LLVMValueRef take = LLVMBuildXor(b, keep_first, mine_first, "");
+                        v[e] = LLVMBuildSelect(b, take, pv, v[e], "");
+                        if (need_idx) ix[e] = LLVMBuildSelect(b, take, pi, ix[e], "");
+                    }
+                }
+            }
+        for (int e = 0; e < n; e++) out.v[regs[e]] = v[e];
+    }
+    const lay_layout *rl = cg_lay(C, r);
+    if (!lay_eq(sl, rl)) out = cg_convert(C, in->loc, out, r->type, rl);
+    cg_set(C, r, out);
+}
+
 bool cg_reduce(cg_ctx *C, ir_inst *in) {
     if (in->op == IR_TOPK) {
         lower_topk(C, in);
+        return true;
+    }
+    if (in->op == IR_SORT) {
+        lower_sort(C, in);
         return true;
     }
     switch (in->op) {

@@ -1,7 +1,8 @@
 #!/bin/sh
 # campaign.sh — a bounded libFuzzer campaign over the blk front end.
 #
-#   tests/fuzz/campaign.sh [TARGET...]      (default: fuzz_parse fuzz_frontend fuzz_interp)
+#   tests/fuzz/campaign.sh [TARGET...]      (default: fuzz_parse fuzz_frontend fuzz_interp,
+#                                            and fuzz_ptx where it is built)
 #
 # Environment: BUILD (default build-fuzz, configured with -DBLK_FUZZ=ON and
 # clang), FUZZ_SECONDS per target (default 60), FUZZ_FLAGS (extra libFuzzer
@@ -9,7 +10,10 @@
 # seeded from stdlib/*.blk, tests/interp/*.blk, tests/golden/**/*.blk,
 # tests/diag/**/*.blk (fuzz_parse, fuzz_frontend) plus the hand-made seeds in
 # tests/fuzz/corpus/TARGET/, and it keeps growing across campaigns.
-# Crashes, timeouts (hangs > 5 s), OOMs and leaks land in
+# fuzz_ptx (the whole pipeline to PTX: LLVM inside, milliseconds to a second
+# per input) runs with -max_len=2048 -timeout=10; the others with
+# -max_len=4096 -timeout=5.
+# Crashes, timeouts (hangs > 5 s, 10 s for fuzz_ptx), OOMs and leaks land in
 # $BUILD/fuzz/artifacts/TARGET/. Prints the executions per target; exits 1 if
 # any target left an artifact in this campaign.
 set -u
@@ -17,8 +21,9 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${BUILD:-build-fuzz}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 SECS=${FUZZ_SECONDS:-60}
-TARGETS=${*:-fuzz_parse fuzz_frontend fuzz_interp}
-FLAGS="-jobs=1 -workers=1 -max_len=4096 -timeout=5 -rss_limit_mb=2048 -max_total_time=$SECS -print_final_stats=1"
+DEFAULT="fuzz_parse fuzz_frontend fuzz_interp"
+[ -x "$BUILD/tests/fuzz/fuzz_ptx" ] && DEFAULT="$DEFAULT fuzz_ptx"
+TARGETS=${*:-$DEFAULT}
 status=0
 summary=""
 for t in $TARGETS; do
@@ -37,6 +42,11 @@ for t in $TARGETS; do
             [ -f "$corpus/$name" ] || cp "$f" "$corpus/$name"
         done
     fi
+    case $t in
+    fuzz_ptx) limits="-max_len=2048 -timeout=10" ;;
+    *) limits="-max_len=4096 -timeout=5" ;;
+    esac
+    FLAGS="-jobs=1 -workers=1 $limits -rss_limit_mb=2048 -max_total_time=$SECS -print_final_stats=1"
     before=$(ls "$art" | wc -l)
     echo "== $t: $SECS s (corpus $(ls "$corpus" | wc -l) files + $(ls "$ROOT/tests/fuzz/corpus/$t" | wc -l) seeds)"
     # -jobs=1 writes the run's output to fuzz-0.log in the working directory
@@ -49,7 +59,7 @@ for t in $TARGETS; do
     after=$(ls "$art" | wc -l)
     new=$((after - before))
     cp "$log" "$logs/$(date +%Y%m%d-%H%M%S).log"
-    line="$t: ${execs:-?} execs, $cov, corpus $(ls "$corpus" | wc -l), new artifacts: $new"
+    line="$t: ${execs:-?} execs in $SECS s, $cov, corpus $(ls "$corpus" | wc -l), new artifacts: $new"
     echo "$line"
     if [ "$new" -gt 0 ]; then
         status=1
