@@ -76,5 +76,5 @@ clean:
 FUZZ_SECONDS ?= 60
 fuzz: | deps
 	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DBLK_FUZZ=ON >/dev/null
-	cmake --build build-fuzz -j $(JOBS) --target fuzz_parse fuzz_frontend fuzz_interp blkc
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_parse fuzz_frontend fuzz_interp fuzz_ptx blkc
 	FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=build-fuzz sh tests/fuzz/campaign.sh

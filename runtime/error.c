@@ -11,7 +11,7 @@
 
 #include "rt.h"
 
-#define RT_MSG_SIZE 8192
+
 
 static _Thread_local char msg[RT_MSG_SIZE];
 

@@ -42,6 +42,8 @@ enum {
 #define RT_IS(h, M) ((h) != NULL && (h)->magic == (M))
 
 /* ---- error.c ---- */
+/* Size of the per-thread message buffer (blkrt_last_error). */
+#define RT_MSG_SIZE 8192
 blkrt_status rt_err(blkrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* A failed driver call: the status for r, message "<what>: <CUDA_ERROR_X> (<n>): <text>". */
 blkrt_status rt_cu_err(CUresult r, const char *what);

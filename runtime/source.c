@@ -65,8 +65,14 @@ static blkrt_status load_gpu(blkrt_device *d, const blkrt_compiler *c, const blk
         return rt_err(BLKRT_ERR_COMPILE, "%s: the compiler returned no PTX", req->path);
     }
     if (res.len == 0) res.len = strlen(res.text);
-    /* A failed cache write only costs the next load a compile. */
-    if (cached) rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
+    /* A failed cache write only costs the next load a compile, and the call
+     * still succeeds: keep the caller's last error message as it was. */
+    if (cached) {
+        char saved[RT_MSG_SIZE];
+        snprintf(saved, sizeof saved, "%s", blkrt_last_error());
+        rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
+        rt_err(BLKRT_OK, "%s", saved);
+    }
     st = blkrt_module_load_ptx(d, res.text, res.len, out);
     free_result(&res);
     return st;

@@ -17,6 +17,10 @@
  * in several threads; each element must be updated once), under a branch on
  * the mask. A scalar atomic runs in thread 0 and its old value is shared
  * with the block through shared memory.
+ *
+ * Tensor-descriptor loads/stores (desc_load / desc_store) are the same
+ * predicated accesses with the address and bounds mask computed from the
+ * descriptor's dims, strides and offsets (lower_desc).
  */
 #include <stdio.h>
 #include <string.h>
@@ -387,10 +391,82 @@ static void lower_atomic(cg_ctx *C, ir_inst *in) {
     cg_set(C, r, v);
 }
 
+/* DESC_LOAD / DESC_STORE as ordinary predicated accesses (ops.def): element
+ * idx of the block at offsets o is base[sum_d (o_d + idx_d) * s_d] when
+ * 0 <= o_d + idx_d < dim_d for every d (64-bit arithmetic, offsets
+ * sign-extended), else 0 (load) / not written (store). Groups of `vec`
+ * registers along the fast dim are one vector access when lay_desc_vec
+ * proves them aligned and uniformly in or out of bounds. (TMA on sm_90 is a
+ * later optimisation.) */
+static void lower_desc(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    bool st = in->op == IR_DESC_STORE;
+    ir_value *blk = st ? in->operands[in->num_operands - 1] : in->results[0];
+    int rank = blk->type.rank;
+    if (rank < 1 || in->num_operands != 1 + 3 * rank + (st ? 1 : 0)) {
+        cg_error(C, in->loc, "internal error: %s has %d operands for a rank-%d block", ir_op_table[in->op].name,
+                 in->num_operands, rank);
+        return;
+    }
+    blk_dtype t = (blk_dtype)in->operands[0]->type.pointee, vt = (blk_dtype)blk->type.dtype;
+    const lay_layout *l = st ? lay_for_desc(C->a, in, C->ax, C->num_warps, C->tgt->max_vec_bytes) : cg_lay(C, blk);
+    if (!l || !lay_fits(l, rank, blk->type.shape)) l = cg_lay(C, blk);
+    cg_lay_info li;
+    cg_lay_info_get(C, l, rank, blk->type.shape, &li);
+    LLVMValueRef base = cg_get(C, in->operands[0], NULL).v[0];
+    LLVMValueRef dims[IR_MAX_RANK], strides[IR_MAX_RANK], offs[IR_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        dims[d] = cg_cast_scalar(C, in->loc, (blk_dtype)in->operands[1 + d]->type.dtype, DT_I64,
+                                 cg_get(C, in->operands[1 + d], NULL).v[0]);
+        strides[d] = cg_cast_scalar(C, in->loc, (blk_dtype)in->operands[1 + rank + d]->type.dtype, DT_I64,
+                                    cg_get(C, in->operands[1 + rank + d], NULL).v[0]);
+        offs[d] = cg_cast_scalar(C, in->loc, (blk_dtype)in->operands[1 + 2 * rank + d]->type.dtype, DT_I64,
+                                 cg_get(C, in->operands[1 + 2 * rank + d], NULL).v[0]);
+    }
+    int fast, vec = lay_desc_vec(in, C->ax, C->tgt->max_vec_bytes, &fast);
+    int f = li.f.reg_order[0];
+    if (f != fast) vec = 1;
+    else {
+        int p = li.f.dims[f];
+        int64_t S = li.shape[f], spt = li.f.spt[p], run = S <= spt ? S : spt;
+        while (vec > 1 && run % vec) vec /= 2;
+    }
+    int eb = dtype_bytes(t);
+    while (vec > 1 && vec * eb > 16) vec /= 2;
+    cg_val sv = {0};
+    if (st) sv = cg_get(C, blk, l);
+    cg_val out = cg_new_val(C, li.nregs, l);
+    LLVMTypeRef mt = cg_mem_type(C, t);
+    LLVMValueRef zero64 = LLVMConstInt(C->i64, 0, 0);
+    for (int i = 0; i < li.nregs; i += vec) {
+        LLVMValueRef inside = LLVMConstInt(C->i1, 1, 0), eoff = zero64;
+        for (int d = 0; d < rank; d++) {
+            LLVMValueRef g = LLVMBuildAdd(b, offs[d], LLVMBuildZExt(b, cg_reg_coord(C, &li, i, d), C->i64, ""), "");
+            inside = LLVMBuildAnd(b, inside, LLVMBuildICmp(b, LLVMIntSGE, g, zero64, ""), "");
+            inside = LLVMBuildAnd(b, inside, LLVMBuildICmp(b, LLVMIntSLT, g, dims[d], ""), "");
+            eoff = LLVMBuildAdd(b, eoff, LLVMBuildMul(b, g, strides[d], ""), "");
+        }
+        LLVMValueRef ptr = LLVMBuildGEP2(b, mt, base, &eoff, 1, "");
+        if (st) {
+            LLVMValueRef vals[16];
+            for (int j = 0; j < vec; j++) vals[j] = vt == t ? sv.v[i + j] : cg_cast_scalar(C, in->loc, vt, t, sv.v[i + j]);
+            store_group(C, in, t, vec, ptr, inside, vals);
+        } else {
+            load_group(C, in, t, vec, ptr, inside, out.v + i);
+            for (int j = 0; j < vec; j++) {
+                if (vt != t) out.v[i + j] = cg_cast_scalar(C, in->loc, t, vt, out.v[i + j]);
+                out.v[i + j] = LLVMBuildSelect(b, inside, out.v[i + j], LLVMConstNull(cg_type(C, vt)), "");
+            }
+        }
+    }
+    if (!st) cg_set(C, blk, out);
+}
+
 bool cg_memory(cg_ctx *C, ir_inst *in) {
     switch (in->op) {
     case IR_LOAD: lower_load(C, in); return true;
     case IR_STORE: lower_store(C, in); return true;
+    case IR_DESC_LOAD: case IR_DESC_STORE: lower_desc(C, in); return true;
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: lower_atomic(C, in); return true;
     default: return false;
     }

@@ -136,6 +136,40 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
         return x;
     }
     if (!v->type.rank || !want || lay_eq(x.lay, want)) return x;
+    /* a constant, splat or broadcast is rebuilt in `want` from its (smaller) operand
+     * instead of moving the whole broadcast block through shared memory
+     * (idx[:, :, None] == e[None, None, :] converts e, not [16, 8, 128]) */
+    ir_inst *d = v->def;
+    if (d && d->op == IR_CONST && x.n > 0 && lay_fits(want, v->type.rank, v->type.shape)) {
+        cg_val r = cg_new_val(C, lay_num_regs(want, v->type.shape, NULL), want);
+        for (int i = 0; i < r.n; i++) r.v[i] = x.v[0];
+        return r;
+    }
+    if (d && d->op == IR_SPLAT && d->num_operands == 1 && !d->operands[0]->type.rank && lay_fits(want, v->type.rank, v->type.shape)) {
+        LLVMValueRef s = cg_get(C, d->operands[0], NULL).v[0];
+        cg_val r = cg_new_val(C, lay_num_regs(want, v->type.shape, NULL), want);
+        for (int i = 0; i < r.n; i++) r.v[i] = s;
+        return r;
+    }
+    if (d && d->op == IR_BROADCAST && d->num_operands == 1 && d->operands[0]->type.rank == v->type.rank &&
+        ir_numel(d->operands[0]->type) < ir_numel(v->type) && lay_fits(want, v->type.rank, v->type.shape) &&
+        lay_fits(want, v->type.rank, d->operands[0]->type.shape)) {
+        ir_value *src = d->operands[0];
+        cg_val xv = cg_get(C, src, want);
+        cg_lay_info ri, xi;
+        cg_lay_shape(want, v->type.rank, v->type.shape, &ri);
+        cg_lay_shape(want, src->type.rank, src->type.shape, &xi);
+        cg_val r = cg_new_val(C, ri.nregs, want);
+        for (int i = 0; i < r.n; i++) {
+            int k[IR_MAX_RANK];
+            cg_reg_index(&ri, i, k);
+            for (int dd = 0; dd < v->type.rank; dd++)
+                if (src->type.shape[dd] == 1) k[dd] = 0;
+            int j = cg_reg_of(&xi, k);
+            r.v[i] = j < xv.n ? xv.v[j] : LLVMGetUndef(cg_type(C, (blk_dtype)v->type.dtype));
+        }
+        return r;
+    }
     return cg_convert(C, v->def ? v->def->loc : LOC_NONE, x, v->type, want);
 }
 
@@ -165,7 +199,8 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return;
     }
-    if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_convert_op(C, in))
+    if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_convert_op(C, in) ||
+        cg_print(C, in))
         return;
     if (in->op == IR_DOT) {
         cg_error(C, in->loc, "dot is not yet supported by the PTX backend (tensor-core lowering is a later issue)");

@@ -341,15 +341,21 @@ static LLVMValueRef tk_wins(cg_ctx *C, blk_dtype t, tk_key a, tk_key x) {
         blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
         LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a.v), fx = cg_cast_scalar(C, LOC_NONE, t, w, x.v);
         LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
-        gt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fx, fa, ""), LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), ""), "");
-        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fx, fa, ""), LLVMBuildAnd(b, xn, an, ""), "");
+        /* One statement per emitted instruction: the order in which C
+         * evaluates call arguments is unspecified (gcc and clang differ), and
+         * the PTX must not depend on the compiler blkc was built with. */
+        LLVMValueRef xonly = LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), "");
+        gt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fx, fa, ""), xonly, "");
+        LLVMValueRef both = LLVMBuildAnd(b, xn, an, "");
+        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fx, fa, ""), both, "");
     } else {
         gt = LLVMBuildICmp(b, dtype_is_signed(t) ? LLVMIntSGT : LLVMIntUGT, x.v, a.v, "");
         eq = LLVMBuildICmp(b, LLVMIntEQ, x.v, a.v, "");
     }
     LLVMValueRef better = LLVMBuildOr(b, gt, LLVMBuildAnd(b, eq, LLVMBuildICmp(b, LLVMIntSLT, x.i, a.i, ""), ""), "");
     LLVMValueRef same_av = LLVMBuildICmp(b, LLVMIntEQ, x.av, a.av, "");
-    return LLVMBuildOr(b, LLVMBuildAnd(b, x.av, LLVMBuildNot(b, a.av, ""), ""), LLVMBuildAnd(b, same_av, better, ""), "");
+    LLVMValueRef keep = LLVMBuildAnd(b, same_av, better, ""); /* (argument order: see above) */
+    return LLVMBuildOr(b, LLVMBuildAnd(b, x.av, LLVMBuildNot(b, a.av, ""), ""), keep, "");
 }
 
 static void tk_comb(cg_ctx *C, blk_dtype t, tk_key *a, tk_key x) {
@@ -523,11 +529,13 @@ static LLVMValueRef sort_before(cg_ctx *C, blk_dtype t, bool desc, LLVMValueRef 
         blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
         LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a), fx = cg_cast_scalar(C, LOC_NONE, t, w, x);
         LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
-        if (desc)
-            lt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fa, fx, ""), LLVMBuildAnd(b, an, LLVMBuildNot(b, xn, ""), ""), "");
-        else
-            lt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOLT, fa, fx, ""), LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), ""), "");
-        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fa, fx, ""), LLVMBuildAnd(b, an, xn, ""), "");
+        /* one emitted instruction per statement: C's argument evaluation
+         * order is unspecified, the PTX must not depend on it */
+        LLVMValueRef nan_side = desc ? LLVMBuildAnd(b, an, LLVMBuildNot(b, xn, ""), "")
+                                     : LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), "");
+        lt = LLVMBuildOr(b, LLVMBuildFCmp(b, desc ? LLVMRealOGT : LLVMRealOLT, fa, fx, ""), nan_side, "");
+        LLVMValueRef both = LLVMBuildAnd(b, an, xn, "");
+        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fa, fx, ""), both, "");
     } else {
         if (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind) {
             a = LLVMBuildPtrToInt(b, a, C->i64, "");

@@ -236,6 +236,57 @@ const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_tab
     return lay_choose_blocked(a, rank, ptr->type.shape, num_warps, fast, (int)vec);
 }
 
+/* DESC_LOAD / DESC_STORE: base, dims[r], strides[r], offsets[r] (, value).
+ * The fast dim is the one whose stride is the constant 1 (the last such; the
+ * last dim when none is). A group of `vec` consecutive elements along it,
+ * starting at a multiple of vec, is one aligned access under a uniform
+ * bounds mask when vec divides: the base (in elements), every other
+ * stride, the fast dim's offset and its extent. */
+int lay_desc_vec(const ir_inst *in, const ax_table *ax, int max_vec_bytes, int *fast_out) {
+    bool st = in->op == IR_DESC_STORE;
+    const ir_value *blk = st ? in->operands[in->num_operands - 1] : in->results[0];
+    int rank = blk->type.rank;
+    *fast_out = rank > 0 ? rank - 1 : 0;
+    if (rank < 1 || in->num_operands != 1 + 3 * rank + (st ? 1 : 0)) return 1;
+    int fast = -1;
+    for (int d = rank - 1; d >= 0 && fast < 0; d--) {
+        const ir_value *s = in->operands[1 + rank + d];
+        if (s->def && s->def->op == IR_CONST && s->def->ival == 1) fast = d;
+    }
+    if (fast < 0) return 1;
+    *fast_out = fast;
+    int eb = dtype_bytes((blk_dtype)in->operands[0]->type.pointee);
+    if (eb < 1) eb = 1;
+    int64_t v = max_vec_bytes / eb;
+    int64_t al = ax_elem_div(ax, in->operands[0]) / eb;
+    if (al < v) v = al;
+    for (int d = 0; d < rank; d++) {
+        if (d != fast) {
+            int64_t sd = ax_elem_div(ax, in->operands[1 + rank + d]);
+            if (sd < v) v = sd;
+        }
+    }
+    int64_t od = ax_elem_div(ax, in->operands[1 + 2 * rank + fast]), dd = ax_elem_div(ax, in->operands[1 + fast]);
+    if (od < v) v = od;
+    if (dd < v) v = dd;
+    if (v > blk->type.shape[fast]) v = blk->type.shape[fast];
+    int p = 1;
+    while ((int64_t)p * 2 <= v) p *= 2;
+    return p;
+}
+
+const lay_layout *lay_for_desc(blk_arena *a, const ir_inst *in, const ax_table *ax, int num_warps, int max_vec_bytes) {
+    bool st = in->op == IR_DESC_STORE;
+    const ir_value *blk = st ? in->operands[in->num_operands - 1] : in->results[0];
+    int rank = blk->type.rank, fast;
+    if (!rank) return NULL;
+    int64_t vec = lay_desc_vec(in, ax, max_vec_bytes, &fast);
+    int64_t per_thread = ir_numel(blk->type) / (32 * num_warps);
+    if (per_thread < 1) per_thread = 1;
+    if (per_thread < vec) vec = per_thread;
+    return lay_choose_blocked(a, rank, blk->type.shape, num_warps, fast, (int)vec);
+}
+
 typedef struct {
     blk_arena *a;
     const ax_table *ax;
@@ -271,6 +322,17 @@ static const lay_layout *load_layout(lay_ctx *L, ir_inst *in) {
     return fw.reg_order[0] == fa.reg_order[0] ? w : an;
 }
 
+/* The same for a DESC_LOAD: its consumers' want when it keeps the fast dim. */
+static const lay_layout *desc_load_layout(lay_ctx *L, ir_inst *in) {
+    const lay_layout *an = lay_for_desc(L->a, in, L->ax, L->t->num_warps, L->max_vec_bytes);
+    const lay_layout *w = in->num_results ? want_of(L, in->results[0]) : NULL;
+    if (!an || !w) return an;
+    lay_flat fw, fa;
+    lay_flatten(w, &fw);
+    lay_flatten(an, &fa);
+    return fw.reg_order[0] == fa.reg_order[0] ? w : an;
+}
+
 static ir_inst *terminator(ir_region *r) { return r ? r->last : NULL; }
 
 static void back_region(lay_ctx *L, ir_region *r);
@@ -284,6 +346,9 @@ static void back_inst(lay_ctx *L, ir_inst *in) {
         for (int k = 0; k < in->num_operands; k++) want_set(L, in->operands[k], an);
         return;
     }
+    case IR_DESC_STORE:
+        want_set(L, in->operands[in->num_operands - 1], lay_for_desc(L->a, in, L->ax, L->t->num_warps, L->max_vec_bytes));
+        return;
     case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
         want_set(L, in->operands[0], w);
         return;
@@ -372,6 +437,9 @@ static void fwd_inst(lay_ctx *L, ir_inst *in) {
     switch (in->op) {
     case IR_LOAD: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS:
         force(L, res, load_layout(L, in));
+        return;
+    case IR_DESC_LOAD:
+        force(L, res, desc_load_layout(L, in));
         return;
     case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
         assign(L, res, x);

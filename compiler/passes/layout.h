@@ -110,6 +110,12 @@ const lay_layout *lay_get(const lay_table *t, const ir_value *v);
 const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
                                  int max_vec_bytes);
 
+/* DESC_LOAD / DESC_STORE: the widest aligned, mask-uniform access (elements)
+ * the descriptor's operands prove along *fast (the dim of constant stride 1),
+ * and the layout giving it (threads get min(vec, numel / threads)). */
+int lay_desc_vec(const ir_inst *in, const ax_table *ax, int max_vec_bytes, int *fast);
+const lay_layout *lay_for_desc(blk_arena *a, const ir_inst *in, const ax_table *ax, int num_warps, int max_vec_bytes);
+
 /* --emit=ir-after=layout: the IR, then the layout of every block value. */
 void lay_dump_module(blk_strbuf *out, ir_module *m);
 void pass_layout(ir_module *m); /* analysis only: leaves the IR unchanged */

@@ -15,7 +15,10 @@
  *     C = t + 0.5, both kernels launched on blkrt memory, results checked
  *     against C.
  * Afterwards: 2 + 8 + 2 cache entries exactly, every launch recorded once,
- * no context left current. Must be clean under ThreadSanitizer
+ * no context left current. Then every cache entry is damaged (truncated,
+ * garbage, a flipped payload byte) and 8 threads reload at once: each gets
+ * its right module back. Last, cache directories that cannot be written
+ * (/proc; a mode-0500 directory when not root) cost a compile, not a failure. Must be clean under ThreadSanitizer
  * (make TSAN=1) and ASan/LSan (make SANITIZE=1).
  *
  *   rt_test_jit_threads
@@ -23,6 +26,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <unistd.h>
 
@@ -54,9 +58,10 @@ static pthread_barrier_t barrier;
 static int thread_failures[THREADS];
 static int launches_made[THREADS];
 
-/* n = t * 100000 + round * 10000 + module * 1000 + j: unique per launch,
- * in range of i32, and decodable from the fake's record. */
-static int32_t encode(int t, int r, int mod, int j) { return t * 100000 + r * 10000 + mod * 1000 + j; }
+/* n = 1 + t * 100000 + round * 10000 + module * 1000 + j: unique per
+ * launch, never 0 (the grid is cdiv(n, BLOCK)), in range of i32, and
+ * decodable from the fake's record. */
+static int32_t encode(int t, int r, int mod, int j) { return 1 + t * 100000 + r * 10000 + mod * 1000 + j; }
 
 /* Launch `name` of m on the fake LAUNCHES times; 0 on success. */
 static int gpu_launches(int t, int r, int mod, blkrt_module *m, const char *name, int64_t want_s) {
@@ -74,8 +79,12 @@ static int gpu_launches(int t, int r, int mod, blkrt_module *m, const char *name
         /* 16-byte aligned pointers or not: both variants get used */
         blkrt_arg a[] = {BLKRT_PTR(0x10000 + (uint64_t)(j & 1) * 4), BLKRT_PTR(0x20000), BLKRT_INT(n)};
         uint32_t grid[3] = {(uint32_t)((n + block - 1) / block), 1, 1};
-        if (blkrt_launch(k, grid, a, 3, NULL) != BLKRT_OK) bad++;
-        else launches_made[t]++;
+        if (blkrt_launch(k, grid, a, 3, NULL) != BLKRT_OK) {
+            bad++;
+            fprintf(stderr, "thread %d: launch of %s: %s\n", t, name, blkrt_last_error());
+        } else {
+            launches_made[t]++;
+        }
     }
     return bad;
 }
@@ -180,6 +189,85 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Phase 2: every entry damaged (truncated, garbage, a flipped payload byte),
+ * then 8 threads load A and B again at once: each must get the right module
+ * (recompiled), and the entries come back whole. */
+static void *reloader(void *arg) {
+    int t = (int)(intptr_t)arg;
+    int bad = 0;
+    blkrt_define same = {.name = "S", .ival = 3}, own = {.name = "S", .ival = 100 + t};
+    blkrt_source_options o = {.path = "jit_threads.blk", .defines = &same, .ndefines = 1, .kernel = "scale",
+                              .cache_dir = cache};
+    pthread_barrier_wait(&barrier);
+    for (int i = 0; i < 2; i++) {
+        blkrt_module *m = NULL;
+        blkrt_kernel *k = NULL;
+        int64_t s = -1;
+        o.defines = i ? &own : &same;
+        if (blkrt_module_load_source(gpu[t % 2], SRC, sizeof SRC - 1, &o, &m) != BLKRT_OK ||
+            blkrt_module_kernel(m, "scale", &k) != BLKRT_OK || blkrt_kernel_const_int(k, "S", &s) != BLKRT_OK ||
+            s != (i ? 100 + t : 3)) {
+            bad++;
+            fprintf(stderr, "reload thread %d: %s\n", t, blkrt_last_error());
+        }
+        if (m) bad += blkrt_module_unload(m) != BLKRT_OK;
+    }
+    thread_failures[t] = bad;
+    return NULL;
+}
+
+static void damage_entries(void) {
+    DIR *dd = opendir(cache);
+    struct dirent *e;
+    char p[400];
+    int i = 0;
+    while (dd && (e = readdir(dd))) {
+        if (!strstr(e->d_name, ".blkc")) continue;
+        snprintf(p, sizeof p, "%s/%s", cache, e->d_name);
+        struct stat st;
+        if (stat(p, &st) != 0) continue;
+        if (i % 3 == 0) {
+            CHECK(truncate(p, st.st_size / 2) == 0, "truncate %s", p);
+        } else {
+            FILE *f = fopen(p, i % 3 == 1 ? "wb" : "r+b");
+            if (f && i % 3 == 1) fputs("blk-cache v1\npayload 12 zz\nend\ngarbage\n", f);
+            if (f && i % 3 == 2) {
+                fseek(f, -10, SEEK_END);
+                fputc('#', f);
+            }
+            if (f) fclose(f);
+        }
+        i++;
+    }
+    if (dd) closedir(dd);
+}
+
+/* Cache directories that cannot be written: the load compiles and succeeds. */
+static void unwritable_cache(void) {
+    char ro[64] = "";
+    const char *dirs[2] = {"/proc", NULL}; /* exists, unwritable even for root */
+    if (geteuid() != 0) {
+        snprintf(ro, sizeof ro, "/tmp/blkrt-jit-ro-XXXXXX");
+        if (mkdtemp(ro) && chmod(ro, 0500) == 0) dirs[1] = ro;
+    }
+    for (int i = 0; i < 2 && dirs[i]; i++) {
+        blkrt_define def = {.name = "S", .ival = 7};
+        blkrt_source_options o = {.path = "jit_threads.blk", .defines = &def, .ndefines = 1, .kernel = "scale",
+                                  .cache_dir = dirs[i]};
+        blkrt_module *m = NULL;
+        blkrt_kernel *k = NULL;
+        int64_t s = -1;
+        OK(blkrt_module_load_source(gpu[0], SRC, sizeof SRC - 1, &o, &m));
+        if (m) {
+            OK(blkrt_module_kernel(m, "scale", &k));
+            OK(blkrt_kernel_const_int(k, "S", &s));
+            CHECK(s == 7, "S = %lld with cache dir %s", (long long)s, dirs[i]);
+            OK(blkrt_module_unload(m));
+        }
+    }
+    if (ro[0]) rmdir(ro);
+}
+
 static int cache_entries(int remove) {
     DIR *dd = opendir(cache);
     int n = 0;
@@ -240,9 +328,10 @@ int main(void) {
             wrong++;
             continue;
         }
-        int32_t v;
+        int32_t v, c;
         memcpy(&v, l.param[2], 4);
-        int t = v / 100000, r = v / 10000 % 10, mod = v / 1000 % 10, j = v % 1000;
+        c = v - 1;
+        int t = c / 100000, r = c / 10000 % 10, mod = c / 1000 % 10, j = c % 1000;
         const char *want = mod == 3 ? "addc" : "scale";
         unsigned block = mod == 3 ? 32 : 64;
         if (t < 0 || t >= THREADS || r >= ROUNDS || mod > 3 || j >= LAUNCHES || l.device != t % 2 ||
@@ -258,6 +347,17 @@ int main(void) {
                 for (int j = 0; j < LAUNCHES; j++) wrong += seen[t][r][mod][j] != 1;
     CHECK(wrong == 0, "%d launches missing, duplicated or mixed up", wrong);
     CHECK(F.ctx_depth() == 0, "no context left current");
+
+    damage_entries();
+    pthread_barrier_init(&barrier, NULL, THREADS);
+    for (int t = 0; t < THREADS; t++) pthread_create(&th[t], NULL, reloader, (void *)(intptr_t)t);
+    for (int t = 0; t < THREADS; t++) pthread_join(th[t], NULL);
+    pthread_barrier_destroy(&barrier);
+    for (int t = 0; t < THREADS; t++) CHECK(thread_failures[t] == 0, "reload thread %d failed", t);
+    /* A and B came back whole (C's entries stay damaged until C is loaded) */
+    entries = cache_entries(0);
+    CHECK(entries >= 2 + THREADS && entries <= 2 + THREADS + 2, "%d cache entries after the reload", entries);
+    unwritable_cache();
 
     for (int i = 0; i < 2; i++) OK(blkrt_device_close(gpu[i]));
     OK(blkrt_device_close(cpu));
