@@ -55,6 +55,7 @@ typedef struct {
     struct cg_flow *flow;
     int smem_bytes;           /* dynamic shared memory this kernel needs */
     bool failed;
+    int64_t work;             /* per-thread values lowered so far (size budget) */
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
 } cg_ctx;

@@ -178,18 +178,32 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
 /* More registers per thread than this for one value is a block far too big
  * for one program instance: reported instead of handing LLVM (and ptxas)
  * tens of thousands of values. */
-enum { CG_MAX_REGS_PER_VALUE = 2048 };
+/* Size budgets. LLVM's time and memory grow with the per-thread values a
+ * kernel lowers to (O3 + NVPTX on 500k of them took 15-20 s and 1 GB), so a
+ * kernel past CG_MAX_WORK is refused with a located error before LLVM sees it
+ * (reliability finding F6); real kernels stay far below (flash attention with
+ * 128x128 tiles: about 30k). */
+enum { CG_MAX_REGS_PER_VALUE = 2048, CG_MAX_WORK = 200000 };
 
 static bool too_big(cg_ctx *C, ir_inst *in) {
+    C->work += 1;
     for (int k = 0; k < in->num_results; k++) {
         ir_value *r = in->results[k];
         if (!r->type.rank) continue;
         int n = lay_num_regs(cg_lay(C, r), r->type.shape, NULL);
+        C->work += n;
         if (n > CG_MAX_REGS_PER_VALUE) {
             cg_error(C, in->loc, "block of %lld elements needs %d registers per thread with %d warps (limit %d): use "
                      "smaller blocks or more warps", (long long)ir_numel(r->type), n, C->num_warps, CG_MAX_REGS_PER_VALUE);
             return true;
         }
+    }
+    if (C->work > CG_MAX_WORK) {
+        if (C->failed) return true; /* said once per kernel */
+        cg_error(C, in->loc, "kernel too large for the GPU backend: more than %d values per thread after "
+                 "inlining and unrolling (smaller blocks, fewer unrolled iterations or a run-time loop help)",
+                 CG_MAX_WORK);
+        return true;
     }
     return false;
 }
@@ -278,6 +292,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
     C->smem_bytes = 0;
+    C->work = 0;
     C->flow = NULL;
     if (!C->ax || !C->lt || !C->vals) { C->failed = true; return; }
 

@@ -47,5 +47,15 @@ expect 1 "needs_const.blk:1:16: error:" -- "$tmp/needs_const.blk"
 expect 0 'kernel @k' -- -D B=64 "$tmp/needs_const.blk"
 expect 1 'nesting too deep' -- "$tmp/deep.blk"
 expect 0 "k" -- --emit=tokens "$tmp/ok.blk"
+# the GPU backend's size budget: refused quickly with a located error
+cat > "$tmp/huge.blk" <<'BLK'
+@num_warps(1) kernel k(x: *f32) {
+    var v = load(x + arange(0, 1024));
+    for i in static_range(4000) { v = v * 1.0001 + 0.5; }
+    store(x + arange(0, 1024), v);
+}
+BLK
+expect 1 "huge.blk:3:" -- --emit=ptx "$tmp/huge.blk"
+expect 1 "kernel too large for the GPU backend" -- --emit=ptx "$tmp/huge.blk"
 expect 0 "kernel" -- --emit=ast "$tmp/ok.blk"
 exit $fail
