@@ -240,6 +240,8 @@ blk_status blkc_build(blkc_ctx *c, const char *kernel) {
     }
     if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
     if (!c->ir) return BLK_ERR_COMPILE;
+    blk_status vs = compile_resolve_variants(c);
+    if (vs != BLK_OK) return vs;
     pass_opts o = {
         .diag = &c->diag,
         .opt_level = c->opt_level,
@@ -275,6 +277,11 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
         ir_print_module(&c->emit, c->ir);
         return sb_str(&c->emit);
     }
+    if (strcmp(what, "meta-front") == 0) {
+        if (!c->ir) return NULL;
+        cg_front_meta(&c->emit, c->ir, c->target);
+        return sb_str(&c->emit);
+    }
     if (strncmp(what, "ir-after=", 9) == 0) {
         if (!c->ir || !c->dump_after || strcmp(what + 9, c->dump_after) != 0) return NULL;
         return sb_str(&c->pass_dumps);
@@ -285,7 +292,8 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
         if (!c->cg_done || (llvm && !c->cg_llvm)) {
             cg_output_free(&c->cg);
             cg_output_init(&c->cg);
-            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &c->cg);
+            cg_variants vs = {c->no_default_variants, c->cg_variants.data, c->cg_variants.len};
+            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &vs, &c->cg);
             c->cg_done = true;
             c->cg_llvm = llvm;
         }

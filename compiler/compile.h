@@ -26,6 +26,15 @@ typedef struct {
     double fval;
 } compile_define;
 
+/* A variant requested with blkc_add_variant: "[KERNEL:]NAME=CODE,...". */
+typedef struct {
+    const char *text;    /* as given, for messages */
+    const char *kernel;  /* NULL: every kernel built */
+    int n;
+    const char **names;
+    ax_spec *codes;
+} compile_variant;
+
 /* A parsed source file: the main module or an import. */
 typedef struct {
     const char *path;   /* resolved path */
@@ -57,6 +66,9 @@ struct blkc_ctx {
     blk_strbuf pass_dumps;     /* ir-after=PASS requested before build */
     const char *dump_after;    /* pass name to dump, or NULL */
     const tgt_target *target;  /* blkc_set_arch; default tgt_default() */
+    VEC(compile_variant) variants;  /* blkc_add_variant */
+    VEC(cg_variant) cg_variants;    /* ... resolved per kernel after the build */
+    bool no_default_variants;       /* blkc_set_default_variants(c, 0) */
     bool cg_done, cg_llvm;     /* codegen ran (with LLVM IR text kept) */
     int cg_errors;
     cg_output cg;              /* PTX / LLVM IR / metadata */
@@ -66,5 +78,9 @@ struct blkc_ctx {
  * searched next to the importing file, then in -I dirs, then the stdlib dir.
  * Returns the unit index, or -1 after reporting a located error. */
 int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc);
+
+/* Check every blkc_add_variant spec against the kernels built and fill
+ * c->cg_variants (variant.c). BLK_ERR_USAGE after reporting errors. */
+blk_status compile_resolve_variants(blkc_ctx *c);
 
 #endif

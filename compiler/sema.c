@@ -368,6 +368,13 @@ void sema_report_undefined(sema *S, const char *name, blk_loc loc) {
     else diag_error(S->d, loc, "undefined name '%s'", name);
 }
 
+const char *sema_closest_name(const char *name, const char *const *cands, int n) {
+    int len = (int)strlen(name);
+    suggestion s = {name, NULL, 1 << 30, len <= 2 ? 0 : len <= 5 ? 1 : 2};
+    for (int k = 0; k < n && s.limit > 0; k++) consider(&s, cands[k]);
+    return s.best;
+}
+
 /* ---- device fns ---- */
 
 static void key_of(sema *S, blk_strbuf *key, sema_val v) {
@@ -937,6 +944,53 @@ fail:
     sema_bind(S, p->name, BIND_PARAM, sema_error(), name_loc(p));
 }
 
+/* @do_not_specialize(a, b): runtime parameters that no variant assumes
+ * anything of (neither d16 nor eq1), for arguments whose values vary so much
+ * that a variant per value class would only cost compiles. Checked after the
+ * parameters are bound; the indexes go to f->do_not_specialize, ascending. */
+static void check_do_not_specialize(sema *S, ast_node *k, ast_node *attr, ir_func *f) {
+    if (attr->args.len == 0)
+        diag_error(S->d, attr->loc, "@do_not_specialize needs the names of runtime parameters");
+    for (int j = 0; j < attr->args.len; j++) {
+        ast_node *e = attr->args.data[j];
+        if (e->kind != AST_NAME) {
+            diag_error(S->d, e->loc, "@do_not_specialize takes parameter names");
+            continue;
+        }
+        bool twice = false;
+        for (int i = 0; i < j && !twice; i++)
+            twice = attr->args.data[i]->kind == AST_NAME && strcmp(attr->args.data[i]->name, e->name) == 0;
+        ast_node *p = find_param(k, e->name);
+        if (twice) {
+            diag_error(S->d, e->loc, "'%s' is named twice in @do_not_specialize", e->name);
+        } else if (!p) {
+            const char *names[SEMA_MAX_PARAMS];
+            int n = 0;
+            for (int q = 0; q < k->params.len && n < SEMA_MAX_PARAMS; q++)
+                if (!k->params.data[q]->is_const) names[n++] = k->params.data[q]->name;
+            const char *best = sema_closest_name(e->name, names, n);
+            if (best)
+                diag_error(S->d, e->loc, "kernel '%s' has no parameter '%s'; did you mean '%s'?", k->name, e->name,
+                           best);
+            else
+                diag_error(S->d, e->loc, "kernel '%s' has no parameter '%s'", k->name, e->name);
+        } else if (p->is_const) {
+            diag_error(S->d, e->loc,
+                       "'%s' is a const parameter: @do_not_specialize names runtime parameters (a const has one "
+                       "value per compilation)", e->name);
+        } else {
+            for (int q = 0; q < f->param_names.len; q++) {
+                if (!f->param_names.data[q] || strcmp(f->param_names.data[q], e->name) != 0) continue;
+                int at = f->do_not_specialize.len;
+                VEC_PUSH(S->a, f->do_not_specialize, q);
+                for (; at > 0 && f->do_not_specialize.data[at - 1] > q; at--)
+                    f->do_not_specialize.data[at] = f->do_not_specialize.data[at - 1];
+                f->do_not_specialize.data[at] = q;
+            }
+        }
+    }
+}
+
 static void lower_kernel(sema *S, sema_item *item) {
     ast_node *k = item->ast;
     check_params(S, k, "kernel");
@@ -950,7 +1004,7 @@ static void lower_kernel(sema *S, sema_item *item) {
 
     /* attributes: validate; values are applied after the params (a const param wins) */
     int64_t num_warps = 0, num_stages = 0;
-    ast_node *config = NULL;
+    ast_node *config = NULL, *no_spec = NULL;
     for (int a = 0; a < k->attrs.len; a++) {
         ast_node *attr = k->attrs.data[a];
         const char *an = attr->name ? attr->name : "";
@@ -969,8 +1023,11 @@ static void lower_kernel(sema *S, sema_item *item) {
             if (ns && check_num_stages(S, v, attr->args.data[0]->loc)) num_stages = v;
         } else if (strcmp(an, "autotune") == 0) {
             config = check_autotune(S, k, attr);
+        } else if (strcmp(an, "do_not_specialize") == 0) {
+            if (!no_spec) no_spec = attr; /* a second one is reported above */
         } else {
-            diag_error(S->d, attr->loc, "unknown kernel attribute '@%s' (known: @num_warps, @num_stages, @autotune)",
+            diag_error(S->d, attr->loc,
+                       "unknown kernel attribute '@%s' (known: @num_warps, @num_stages, @autotune, @do_not_specialize)",
                        an);
         }
     }
@@ -1002,6 +1059,7 @@ static void lower_kernel(sema *S, sema_item *item) {
         }
         sema_bind(S, param->name, BIND_PARAM, sema_value(ir_func_add_param(f, t, param->name)), name_loc(param));
     }
+    if (no_spec) check_do_not_specialize(S, k, no_spec, f);
     /* the first autotune config, when it had to supply a value, also sets
      * num_warps/num_stages unless a const param or -D does */
     const char *launch[2] = {"num_warps", "num_stages"};

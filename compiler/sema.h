@@ -17,4 +17,8 @@
  * number of errors reported (0 = success). */
 int sema_build(blkc_ctx *c, const char *kernel);
 
+/* The candidate closest to name (edit distance, the rule of "did you mean"
+ * for undefined names), or NULL when none is close. */
+const char *sema_closest_name(const char *name, const char *const *cands, int n);
+
 #endif

@@ -39,15 +39,20 @@ static void put_field(rt_sha256 *s, const char *tag, const void *data, size_t n)
     rt_sha256_update(s, "\n", 1);
 }
 
-void rt_cache_key_compute(const char *compiler_version, const blkrt_compile_request *req, rt_cache_key *out) {
+void rt_cache_key_compute(const char *compiler_version, const char *kind, const blkrt_compile_request *req,
+                          rt_cache_key *out) {
     rt_sha256 s;
     rt_sha256_init(&s);
     rt_sha256_update(&s, "blk-jit-cache v1\n", 17);
     put_field(&s, "compiler", compiler_version, strlen(compiler_version));
+    put_field(&s, "output", kind, strlen(kind));
     put_field(&s, "arch", req->arch, strlen(req->arch));
     put_field(&s, "path", req->path, strlen(req->path));
     if (req->kernel) put_field(&s, "kernel", req->kernel, strlen(req->kernel));
     else put_field(&s, "all-kernels", "", 0);
+    /* one entry per variant; none = every default variant */
+    if (req->variant) put_field(&s, "variant", req->variant, strlen(req->variant));
+    else put_field(&s, "default-variants", "", 0);
     /* Defines in a canonical order: by name, the last of duplicates (as the
      * compiler applies them), so the order a caller lists them in does not
      * split the cache. */

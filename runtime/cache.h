@@ -1,8 +1,9 @@
 /* cache.h — the JIT disk cache (cache.c) and SHA-256 (sha256.c).
  *
- * An entry is the compiler's output (PTX) stored under the SHA-256 of
- * everything that determines it: compiler version, target arch, source
- * path and text, kernel selection, const defines. Files the compilation
+ * An entry is the compiler's output (PTX, or a lazy load's blk-meta lines)
+ * stored under the SHA-256 of everything that determines it: compiler
+ * version, what it holds, target arch, source path and text, kernel
+ * selection, variant, const defines. Files the compilation
  * read besides the source (imports) are recorded with their hashes and
  * re-checked on every hit. Entries are written to a temporary file and
  * renamed into place (atomic: readers see a whole entry or none) and carry a
@@ -35,7 +36,10 @@ typedef struct {
     char hex[65];
 } rt_cache_key;
 
-void rt_cache_key_compute(const char *compiler_version, const blkrt_compile_request *req, rt_cache_key *out);
+/* kind: what the entry holds ("ptx", "meta"); req->variant is part of the
+ * key too, so each compiled variant has an entry of its own. */
+void rt_cache_key_compute(const char *compiler_version, const char *kind, const blkrt_compile_request *req,
+                          rt_cache_key *out);
 
 /* The cache directory: opt if given ("" = no cache), else $BLKRT_CACHE_DIR
  * ("" = no cache), else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk. Creates

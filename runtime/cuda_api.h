@@ -115,6 +115,7 @@ enum {
     X(cuDevicePrimaryCtxRetain, 7000, cuDevicePrimaryCtxRetain, (CUcontext * ctx, CUdevice dev))        \
     X(cuDevicePrimaryCtxRelease, 11000, cuDevicePrimaryCtxRelease_v2, (CUdevice dev))                   \
     X(cuCtxGetCurrent, 4000, cuCtxGetCurrent, (CUcontext * ctx))                                        \
+    X(cuCtxSetCurrent, 4000, cuCtxSetCurrent, (CUcontext ctx))                                          \
     X(cuCtxPushCurrent, 4000, cuCtxPushCurrent_v2, (CUcontext ctx))                                     \
     X(cuCtxPopCurrent, 4000, cuCtxPopCurrent_v2, (CUcontext * ctx))                                     \
     X(cuCtxSynchronize, 2000, cuCtxSynchronize, (void))                                                 \

@@ -134,6 +134,9 @@ blkrt_status blkrt_device_close(blkrt_device *d) {
     if (d->kind == BLKRT_KIND_CPU) {
         rt_cpu_close(d);
     } else {
+        /* rt_ctx_enter may have left the context bound to this thread */
+        CUcontext cur = NULL;
+        if (d->cu->cuCtxGetCurrent(&cur) == RT_CUDA_SUCCESS && cur == d->ctx) d->cu->cuCtxSetCurrent(NULL);
         CUresult r = d->cu->cuDevicePrimaryCtxRelease(d->dev);
         if (r != RT_CUDA_SUCCESS) return rt_cu_err(r, "cuDevicePrimaryCtxRelease");
     }

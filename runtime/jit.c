@@ -3,26 +3,25 @@
  * This is the only file that sees both libraries. It implements
  * blkrt_compiler:
  *   cpu_build   .blk source -> a built blkc_ctx (the interpreter's program)
- *               plus blk-meta lines describing its kernels, so the CPU device
- *               checks launches exactly like a GPU does;
+ *               plus blk-meta lines describing its kernels (blkc_emit
+ *               "meta-front": the backend's lines without running it), so
+ *               the CPU device checks launches exactly like a GPU does;
  *   cpu_run     one launch through blkc_interp_run;
+ *   describe    .blk source -> the same blk-meta lines, for a GPU load that
+ *               compiles variants only when launches need them;
  *   compile_ptx .blk source -> PTX with the backend's own blk-meta lines
- *               (blkc_emit "ptx"), the imported files as res->deps for the
+ *               (blkc_emit "ptx"): every default variant, or the one
+ *               req->variant names; the imported files as res->deps for the
  *               runtime's disk cache.
  *
- * The blk-meta of a CPU build is derived from the IR (compiler internals:
- * compile.h, ir/ir.h) rather than from blkc_emit("meta"), which runs the GPU
- * backend (LLVM) and describes GPU entries. Const parameters are recorded as
- * i64 / f64: the IR keeps a const's value, not its declared type.
- *
- * PTX compiles are serialised (one lock here): the backend initialises LLVM
- * through a process-wide flag without a lock (codegen/cg_module.c,
- * init_llvm). Interpreter builds share nothing and run concurrently.
+ * PTX compiles are serialised (one lock here; LLVM is initialised once,
+ * codegen/cg_module.c init_llvm, but the lock keeps one LLVM pipeline in
+ * flight per process). Descriptions and interpreter builds are front end
+ * only, share nothing and run concurrently.
  */
 #define _GNU_SOURCE /* dladdr */
 #include <dlfcn.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +30,6 @@
 #include "blk/blkc.h"
 #include "blk/blkrt_jit.h"
 #include "compile.h"
-#include "ir/ir.h"
 
 #ifndef BLKRT_JIT_COMPILER_VERSION
 #define BLKRT_JIT_COMPILER_VERSION "blkrt_jit"
@@ -44,92 +42,63 @@ static char *dup_str(const char *s) {
     return r;
 }
 
-/* A malloc'd growable string for the meta text. */
-typedef struct {
-    char *s;
-    size_t len, cap;
-    bool failed;
-} text_buf;
-
-static void put(text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(text_buf *b, const char *fmt, ...) {
-    if (b->failed) return;
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) {
-            b->failed = true;
-            return;
-        }
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = (b->cap ? b->cap * 2 : 256) + (size_t)n;
-        char *s = realloc(b->s, cap);
-        if (!s) {
-            b->failed = true;
-            return;
-        }
-        b->s = s;
-        b->cap = cap;
-    }
-}
-
-static void meta_line(text_buf *b, const ir_func *f) {
-    put(b, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=0 params=", f->name, f->name, f->num_warps);
-    for (int i = 0; i < f->body->args.len; i++) {
-        char type[64];
-        ir_type t = f->body->args.data[i]->type;
-        if (t.dtype == DT_PTR)
-            snprintf(type, sizeof type, "*%s%s", t.ptr_const ? "const." : "", dtype_name((blk_dtype)t.pointee));
-        else
-            snprintf(type, sizeof type, "%s", dtype_name((blk_dtype)t.dtype));
-        const char *name = i < f->param_names.len && f->param_names.data[i] ? f->param_names.data[i] : NULL;
-        if (name) put(b, "%s%s:%s", i ? "," : "", name, type);
-        else put(b, "%sarg%d:%s", i ? "," : "", i, type);
-    }
-    put(b, " consts=");
-    for (int i = 0; i < f->consts.len; i++) {
-        const ir_const_binding *c = &f->consts.data[i];
-        if (c->is_float) put(b, "%s%s:f64:%.17g", i ? "," : "", c->name, c->fval);
-        else put(b, "%s%s:i64:%lld", i ? "," : "", c->name, (long long)c->ival);
-    }
-    put(b, "\n");
-}
-
-static blkrt_status cpu_build(const blkrt_compile_request *req, blkrt_compile_result *res) {
+/* The front end over req: a built context (or NULL with res->log and the
+ * status). target: the backend's arch (NULL for the CPU interpreter);
+ * variant: req->variant for compile_ptx, NULL otherwise. */
+static blkc_ctx *build(const blkrt_compile_request *req, const char *target, const char *variant,
+                       blkrt_compile_result *res, blkrt_status *st) {
     blkc_ctx *c = blkc_new();
-    if (!c) return BLKRT_ERR_OUT_OF_MEMORY;
-    blk_status s = BLK_OK;
+    *st = BLKRT_ERR_OUT_OF_MEMORY;
+    if (!c) return NULL;
+    blk_status s = target ? blkc_set_arch(c, target) : BLK_OK;
     for (int i = 0; i < req->ndefines && s == BLK_OK; i++) {
         const blkrt_define *d = &req->defines[i];
         s = d->is_float ? blkc_define_float(c, d->name, d->fval) : blkc_define_int(c, d->name, d->ival);
+    }
+    if (s == BLK_OK && variant) {
+        blkc_set_default_variants(c, 0);
+        s = blkc_add_variant(c, variant);
     }
     if (s == BLK_OK) s = blkc_load_source(c, req->path, req->source, req->len);
     if (s == BLK_OK) s = blkc_build(c, req->kernel);
     const char *diags = blkc_diagnostics(c);
     if (diags && *diags) res->log = dup_str(diags); /* errors, or warnings of a good build */
     if (s != BLK_OK) {
+        *st = s == BLK_ERR_NOMEM ? BLKRT_ERR_OUT_OF_MEMORY : BLKRT_ERR_COMPILE;
         blkc_free(c);
-        return s == BLK_ERR_NOMEM ? BLKRT_ERR_OUT_OF_MEMORY : BLKRT_ERR_COMPILE;
+        return NULL;
     }
-    text_buf b = {0};
-    for (const ir_func *f = c->ir->first; f; f = f->next)
-        if (f->is_kernel) meta_line(&b, f);
-    if (b.failed) {
-        free(b.s);
-        blkc_free(c);
-        return BLKRT_ERR_OUT_OF_MEMORY;
+    *st = BLKRT_OK;
+    return c;
+}
+
+/* res->text = a copy of text (NULL: what failed went to res->log), and the
+ * imported files for the cache (units[0] is the source itself). */
+static blkrt_status finish(blkc_ctx *c, const char *text, blkrt_compile_result *res) {
+    if (!text) {
+        const char *diags = blkc_diagnostics(c);
+        free(res->log);
+        res->log = diags && *diags ? dup_str(diags) : NULL;
+        return BLKRT_ERR_COMPILE;
     }
-    res->text = b.s;
-    res->len = b.len;
-    /* Imported files, for the cache (units[0] is the source itself). */
+    res->len = strlen(text);
+    if (!(res->text = dup_str(text))) return BLKRT_ERR_OUT_OF_MEMORY;
     if (c->units.len > 1) {
         res->deps = calloc((size_t)c->units.len - 1, sizeof(char *));
         for (int i = 1; res->deps && i < c->units.len; i++) res->deps[res->ndeps++] = dup_str(c->units.data[i].path);
+    }
+    return BLKRT_OK;
+}
+
+/* The CPU device's blk-meta: the backend's description of each kernel's
+ * unspecialised entry, without running the backend. */
+static blkrt_status cpu_build(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    blkrt_status st;
+    blkc_ctx *c = build(req, NULL, NULL, res, &st);
+    if (!c) return st;
+    if ((st = finish(c, blkc_emit(c, "meta-front"), res))) {
+        blkc_free(c);
+        return st;
     }
     res->program = c;
     return BLKRT_OK;
@@ -174,42 +143,35 @@ static const char *target_for(const char *arch) {
 
 static pthread_mutex_t ptx_lock = PTHREAD_MUTEX_INITIALIZER;
 
+static blkrt_status unsupported(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "blk generates code for sm_80 and newer GPUs, not %s", req->arch);
+    res->log = dup_str(msg);
+    return BLKRT_ERR_UNSUPPORTED;
+}
+
+/* PTX: every default variant (req->variant NULL) or exactly one. */
 static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_result *res) {
     const char *target = target_for(req->arch);
-    if (!target) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "blk generates code for sm_80 and newer GPUs, not %s", req->arch);
-        res->log = dup_str(msg);
-        return BLKRT_ERR_UNSUPPORTED;
-    }
-    blkc_ctx *c = blkc_new();
-    if (!c) return BLKRT_ERR_OUT_OF_MEMORY;
-    blk_status s = blkc_set_arch(c, target);
-    for (int i = 0; i < req->ndefines && s == BLK_OK; i++) {
-        const blkrt_define *d = &req->defines[i];
-        s = d->is_float ? blkc_define_float(c, d->name, d->fval) : blkc_define_int(c, d->name, d->ival);
-    }
-    if (s == BLK_OK) s = blkc_load_source(c, req->path, req->source, req->len);
-    if (s == BLK_OK) s = blkc_build(c, req->kernel);
-    const char *ptx = NULL;
-    if (s == BLK_OK) {
-        pthread_mutex_lock(&ptx_lock);
-        ptx = blkc_emit(c, "ptx");
-        if (ptx) {
-            res->len = strlen(ptx);
-            res->text = dup_str(ptx);
-        }
-        pthread_mutex_unlock(&ptx_lock);
-    }
-    const char *diags = blkc_diagnostics(c);
-    if (diags && *diags) res->log = dup_str(diags);
-    blkrt_status st = BLKRT_OK;
-    if (s == BLK_ERR_NOMEM || (ptx && !res->text)) st = BLKRT_ERR_OUT_OF_MEMORY;
-    else if (s != BLK_OK || !ptx) st = BLKRT_ERR_COMPILE;
-    if (st == BLKRT_OK && c->units.len > 1) {
-        res->deps = calloc((size_t)c->units.len - 1, sizeof(char *));
-        for (int i = 1; res->deps && i < c->units.len; i++) res->deps[res->ndeps++] = dup_str(c->units.data[i].path);
-    }
+    if (!target) return unsupported(req, res);
+    blkrt_status st;
+    blkc_ctx *c = build(req, target, req->variant, res, &st);
+    if (!c) return st;
+    pthread_mutex_lock(&ptx_lock);
+    st = finish(c, blkc_emit(c, "ptx"), res);
+    pthread_mutex_unlock(&ptx_lock);
+    blkc_free(c);
+    return st;
+}
+
+/* The kernels of a GPU load before any variant is compiled: front end only. */
+static blkrt_status describe(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    const char *target = target_for(req->arch);
+    if (!target) return unsupported(req, res);
+    blkrt_status st;
+    blkc_ctx *c = build(req, target, NULL, res, &st);
+    if (!c) return st;
+    st = finish(c, blkc_emit(c, "meta-front"), res);
     blkc_free(c);
     return st;
 }
@@ -224,6 +186,7 @@ static blkrt_compiler jit = {
     .cpu_build = cpu_build,
     .cpu_run = cpu_run,
     .cpu_free = cpu_free,
+    .describe = describe,
 };
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 

@@ -6,7 +6,8 @@
  * assumptions the arguments satisfy, grid, block, shared memory. Only then
  * cuLaunchKernel. The host cost is the point of this file: no allocation,
  * no locks, no string work unless an error is reported; everything that can
- * be computed once was computed when the module was loaded (module.c).
+ * be computed once was computed when the module was loaded (module.c), or
+ * for a kernel from source when its variant was first needed (lazy.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -101,14 +102,16 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
         eq1 |= (uint64_t)is_eq1 << i;
         params[i] = &slots[i];
     }
-    /* Most specialised first: the first whose assumptions all hold. */
-    const rt_variant *v = NULL;
-    for (int j = 0; j < k->nvariants; j++)
-        if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0) {
-            v = &k->variants[j];
-            break;
-        }
-    if (!v) return no_variant(k, d16, eq1);
+    rt_variant *v = NULL;
+    if (k->lazy) {
+        /* from source: the variant of exactly this key, compiled if new */
+        if ((st = rt_lazy_get(k, d16 & k->may_d16, eq1 & k->may_eq1, &v))) return st;
+    } else {
+        /* Most specialised first: the first whose assumptions all hold. */
+        for (int j = 0; j < k->nvariants && !v; j++)
+            if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0) v = &k->variants[j];
+        if (!v) return no_variant(k, d16, eq1);
+    }
     if ((st = check_grid(k, d, grid))) return st;
     unsigned threads = 32u * (unsigned)v->num_warps;
     if ((st = check_block(k, v, d, threads, "32 x num_warps"))) return st;
@@ -140,7 +143,8 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
     blkrt_status st = rt_stream_for(d, s, &cs, "blkrt_launch_raw");
     if (st) return st;
     if (!grid || !block) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch_raw: grid or block is NULL");
-    rt_variant *v = &k->variants[k->nvariants - 1];
+    rt_variant *v = k->lazy ? NULL : &k->variants[k->nvariants - 1];
+    if (k->lazy && (st = rt_lazy_get(k, 0, 0, &v))) return st;
     if ((st = check_grid(k, d, grid))) return st;
     unsigned long threads = 1;
     for (int i = 0; i < 3; i++) {

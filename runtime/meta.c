@@ -1,11 +1,12 @@
 /* meta.c — parsing "blk-meta" lines (grammar in docs/runtime.md).
  *
  *   line    := ws* "//" ws* "blk-meta" ws+ "v1" (ws+ field)*
- *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec
+ *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec
  *   params  := "" | param ("," param)*      param := name ":" type
  *   type    := scalar | "*" scalar | "*const." scalar   ("*const " scalar is accepted too)
  *   consts  := "" | const ("," const)*      const := name ":" scalar ":" literal
  *   spec    := item ("," item)*             item  := [name ":"] ("d16" | "eq1" | "-")
+ *   nospec  := name ("," name)*             parameters no variant may assume anything of
  *
  * Fields are separated by spaces; in the accepted "*const T" spelling the one
  * space belongs to the type. Every error names its line; the parser never trusts the text
@@ -270,6 +271,23 @@ static bool parse_consts(parser *P, slice v, rt_meta_kernel *k) {
     return true;
 }
 
+/* nospec=a,b (@do_not_specialize): a mask over the parameters. */
+static bool parse_nospec(parser *P, slice v, rt_meta_kernel *k) {
+    int n = count_items(v);
+    slice rest = v;
+    for (int i = 0; i < n; i++) {
+        slice name = next_item(&rest);
+        int p = 0;
+        while (p < k->nparams && !slice_eq(name, k->params[p].name)) p++;
+        if (p == k->nparams)
+            FAIL(P, "blk-meta line %d: nospec names '%.*s', which is not a parameter", P->line, (int)name.n, name.s);
+        if (k->nospec & (UINT64_C(1) << p))
+            FAIL(P, "blk-meta line %d: nospec names '%s' twice", P->line, k->params[p].name);
+        k->nospec |= UINT64_C(1) << p;
+    }
+    return true;
+}
+
 static bool parse_spec(parser *P, slice v, const rt_meta_kernel *k, rt_meta_variant *var) {
     var->spec = rt_pool_alloc(P->pool, (size_t)(k->nparams ? k->nparams : 1));
     if (!var->spec) FAIL_OOM(P);
@@ -300,12 +318,15 @@ static bool parse_spec(parser *P, slice v, const rt_meta_kernel *k, rt_meta_vari
             FAIL(P, "blk-meta line %d: unknown spec '%.*s' for parameter '%s' (d16, eq1 or -)", P->line, (int)code.n,
                  code.s, p->name);
         }
+        if (var->spec[i] != RT_SPEC_NONE && (k->nospec & (UINT64_C(1) << i)))
+            FAIL(P, "blk-meta line %d: spec '%.*s' of parameter '%s', which is in nospec", P->line, (int)code.n,
+                 code.s, p->name);
     }
     return true;
 }
 
-static bool same_params(const rt_meta_kernel *a, const rt_meta_kernel *b) {
-    if (a->nparams != b->nparams || a->nconsts != b->nconsts) return false;
+bool rt_meta_same_kernel(const rt_meta_kernel *a, const rt_meta_kernel *b) {
+    if (a->nparams != b->nparams || a->nconsts != b->nconsts || a->nospec != b->nospec) return false;
     for (int i = 0; i < a->nparams; i++)
         if (strcmp(a->params[i].name, b->params[i].name) || strcmp(a->params[i].type_str, b->params[i].type_str))
             return false;
@@ -337,8 +358,8 @@ typedef struct {
     rt_meta_variant v;
 } line_result;
 
-static const char *const keys[] = {"kernel", "entry", "num_warps", "shared", "params", "consts", "spec"};
-enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_COUNT };
+static const char *const keys[] = {"kernel", "entry", "num_warps", "shared", "params", "consts", "spec", "nospec"};
+enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_COUNT };
 
 static bool parse_line(parser *P, const char *s, const char *end, line_result *out) {
     slice f, val[K_COUNT] = {{0}};
@@ -381,6 +402,7 @@ static bool parse_line(parser *P, const char *s, const char *end, line_result *o
     out->v.shared = (int)x;
     if (!parse_params(P, val[K_PARAMS], &out->k)) return false;
     if (!parse_consts(P, seen[K_CONSTS] ? val[K_CONSTS] : (slice){"", 0}, &out->k)) return false;
+    if (!parse_nospec(P, seen[K_NOSPEC] ? val[K_NOSPEC] : (slice){"", 0}, &out->k)) return false;
     return parse_spec(P, seen[K_SPEC] ? val[K_SPEC] : (slice){NULL, 0}, &out->k, &out->v);
 }
 
@@ -419,7 +441,7 @@ static bool add_line(parser *P, rt_meta *m, int *cap, line_result *r) {
         k->variants = NULL;
         k->nvariants = 0;
     } else {
-        if (!same_params(k, &r->k))
+        if (!rt_meta_same_kernel(k, &r->k))
             FAIL(P, "blk-meta line %d: kernel '%s' has different params or consts than on line %d", P->line, k->name,
                  k->variants[0].line);
         for (int j = 0; j < k->nvariants; j++)

@@ -58,6 +58,7 @@ typedef struct {
     rt_param *params;
     int nconsts;
     rt_const *consts;
+    uint64_t nospec;       /* parameters no variant may assume anything of (@do_not_specialize) */
     int nvariants;
     rt_meta_variant *variants;  /* in file order */
 } rt_meta_kernel;
@@ -75,6 +76,8 @@ typedef struct {
  * error and must be freed with rt_meta_free either way. */
 blkrt_status rt_meta_parse(const char *text, size_t len, rt_meta *out);
 void rt_meta_free(rt_meta *m);
+/* Same parameters, consts and nospec (what the variants of a kernel share). */
+bool rt_meta_same_kernel(const rt_meta_kernel *a, const rt_meta_kernel *b);
 
 const char *rt_type_name(rt_type t);
 bool rt_type_is_int(rt_type t);    /* integers (not bool) */

@@ -32,6 +32,7 @@ static void free_kernel_parts(blkrt_kernel *k) {
 }
 
 void rt_module_free(blkrt_module *m) {
+    if (m->lazy) rt_lazy_free(m); /* walks the kernels' variant lists */
     for (int i = 0; i < m->nkernels; i++) free_kernel_parts(&m->kernels[i]);
     free(m->kernels);
     for (blkrt_kernel *k = m->raw, *n; k; k = n) {
@@ -51,7 +52,7 @@ void rt_module_free(blkrt_module *m) {
 
 /* The CUfunction of one entry with its limits (GPU), or the device's limits
  * (CPU, where nothing is compiled per entry). */
-static blkrt_status bind_function(blkrt_module *m, rt_variant *v) {
+blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu_mod, rt_variant *v) {
     blkrt_device *d = m->dev;
     int default_dyn = RT_SHARED_DEFAULT_LIMIT;
     if (d->kind == BLKRT_KIND_CPU) {
@@ -60,7 +61,7 @@ static blkrt_status bind_function(blkrt_module *m, rt_variant *v) {
         return BLKRT_OK;
     }
     const rt_cuda *cu = d->cu;
-    CUresult r = cu->cuModuleGetFunction(&v->fn, m->cu, v->entry);
+    CUresult r = cu->cuModuleGetFunction(&v->fn, cu_mod, v->entry);
     if (r == RT_CUDA_ERROR_NOT_FOUND) {
         if (v->meta_line)
             return rt_err(BLKRT_ERR_META, "blk-meta line %d: entry '%s' is not a kernel of this module", v->meta_line,
@@ -97,6 +98,16 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
         k->name = mk->name;
         k->checked = true;
         k->meta = mk;
+        if (m->lazy) { /* variants come at their first launch (lazy.c) */
+            k->lazy = true;
+            for (int p = 0; p < mk->nparams; p++) {
+                uint64_t bit = UINT64_C(1) << p;
+                if (mk->nospec & bit) continue;
+                if (mk->params[p].type == RT_T_PTR || rt_type_is_int(mk->params[p].type)) k->may_d16 |= bit;
+                if (rt_type_is_int(mk->params[p].type)) k->may_eq1 |= bit;
+            }
+            continue;
+        }
         k->variants = calloc((size_t)mk->nvariants, sizeof(rt_variant));
         if (!k->variants) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
         k->nvariants = mk->nvariants;
@@ -118,7 +129,7 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
             k->variants[at] = v;
         }
         for (int j = 0; j < k->nvariants; j++) {
-            blkrt_status st = bind_function(m, &k->variants[j]);
+            blkrt_status st = rt_bind_function(m, m->cu, &k->variants[j]);
             if (st) return st;
         }
     }
@@ -140,8 +151,9 @@ static void ptx_version(const char *text, char *buf, size_t n) {
     }
 }
 
-static blkrt_status load_image(blkrt_module *m, const void *image, const char *ptx_text) {
-    blkrt_device *d = m->dev;
+blkrt_status rt_load_image(blkrt_device *d, const void *image, const char *ptx_text, CUmodule *out, char **info_log) {
+    *out = NULL;
+    *info_log = NULL;
     char *info = calloc(1, RT_JIT_LOG_SIZE), *errlog = calloc(1, RT_JIT_LOG_SIZE);
     if (!info || !errlog) {
         free(info);
@@ -152,10 +164,7 @@ static blkrt_status load_image(blkrt_module *m, const void *image, const char *p
                            RT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, RT_CU_JIT_LOG_VERBOSE};
     void *vals[] = {info, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1), errlog, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1),
                     (void *)(uintptr_t)1};
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuModuleLoadDataEx(&m->cu, image, 5, opts, vals);
-    rt_ctx_leave(d, &sc);
+    CUresult r = d->cu->cuModuleLoadDataEx(out, image, 5, opts, vals);
     info[RT_JIT_LOG_SIZE - 1] = errlog[RT_JIT_LOG_SIZE - 1] = 0;
     blkrt_status st = BLKRT_OK;
     if (r == RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
@@ -174,13 +183,21 @@ static blkrt_status load_image(blkrt_module *m, const void *image, const char *p
         rt_err_append("\nJIT error log:\n");
         rt_err_append(errlog);
     }
-    m->jit_log = info;
+    *info_log = info;
     free(errlog);
-    if (st) m->cu = NULL;
+    if (st) *out = NULL;
     return st;
 }
 
-static blkrt_status finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out) {
+static blkrt_status load_image(blkrt_module *m, const void *image, const char *ptx_text) {
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(m->dev, &sc);
+    blkrt_status st = r ? rt_cu_err(r, "cuModuleLoadDataEx") : rt_load_image(m->dev, image, ptx_text, &m->cu, &m->jit_log);
+    rt_ctx_leave(m->dev, &sc);
+    return st;
+}
+
+blkrt_status rt_module_finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out) {
     if (st == BLKRT_OK) {
         rt_ctx_scope sc;
         CUresult r = rt_ctx_enter(m->dev, &sc);
@@ -221,7 +238,7 @@ blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len,
     st = rt_meta_parse(text, len, &m->meta);
     if (st == BLKRT_OK) st = load_image(m, text, text);
     free(text);
-    return finish_load(m, st, out);
+    return rt_module_finish_load(m, st, out);
 }
 
 blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
@@ -237,12 +254,16 @@ blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t 
     if (!m) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
     st = meta ? rt_meta_parse(meta, strlen(meta), &m->meta) : BLKRT_OK;
     if (st == BLKRT_OK) st = load_image(m, image, NULL);
-    return finish_load(m, st, out);
+    return rt_module_finish_load(m, st, out);
 }
 
 blkrt_status blkrt_module_unload(blkrt_module *m) {
     if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_unload: not a module handle");
     blkrt_device *d = m->dev;
+    if (m->lazy) {
+        blkrt_status st = rt_lazy_unload(m);
+        if (st) return st;
+    }
     if (d->kind == BLKRT_KIND_GPU && m->cu) {
         rt_ctx_scope sc;
         CUresult r = rt_ctx_enter(d, &sc);
@@ -258,7 +279,7 @@ blkrt_status blkrt_module_unload(blkrt_module *m) {
 blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log) {
     if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_jit_log: not a module handle");
     if (!log) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_jit_log: log is NULL");
-    *log = m->jit_log ? m->jit_log : "";
+    *log = m->lazy ? rt_lazy_jit_log(m) : m->jit_log ? m->jit_log : "";
     return BLKRT_OK;
 }
 
@@ -280,7 +301,7 @@ blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel
             *out = &m->kernels[i];
             return BLKRT_OK;
         }
-    if (m->dev->kind == BLKRT_KIND_CPU) return not_found(m, name);
+    if (m->dev->kind == BLKRT_KIND_CPU || m->lazy) return not_found(m, name); /* no PTX of its own */
     /* An entry without blk-meta: an unchecked kernel, made on first request. */
     pthread_mutex_lock(&m->lock);
     blkrt_kernel *k = m->raw;
@@ -296,7 +317,7 @@ blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel
             v->entry = kname;
             rt_ctx_scope sc;
             CUresult r = rt_ctx_enter(m->dev, &sc);
-            st = r ? rt_cu_err(r, "cuCtxPushCurrent") : bind_function(m, v);
+            st = r ? rt_cu_err(r, "cuCtxPushCurrent") : rt_bind_function(m, m->cu, v);
             rt_ctx_leave(m->dev, &sc);
             if (st == BLKRT_ERR_NOT_FOUND) st = not_found(m, name);
         }
@@ -329,10 +350,21 @@ blkrt_status blkrt_kernel_get_info(blkrt_kernel *k, blkrt_kernel_info *out) {
     blkrt_status st = check_kernel(k, "blkrt_kernel_get_info");
     if (st) return st;
     if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_kernel_get_info: out is NULL");
-    const rt_variant *least = &k->variants[k->nvariants - 1];
     out->name = k->name;
     out->checked = k->checked;
     out->num_params = k->checked ? k->meta->nparams : 0;
+    if (k->lazy) { /* the variants compiled so far; num_warps is the source's */
+        const rt_variant *least = NULL;
+        out->num_variants = 0;
+        for (rt_lazy_variant *n = atomic_load_explicit(&k->compiled, memory_order_acquire); n; n = n->next) {
+            out->num_variants++;
+            if (!least || n->v.nspec <= least->nspec) least = &n->v;
+        }
+        out->num_warps = least ? least->num_warps : k->meta->variants[0].num_warps;
+        out->shared_bytes = least ? least->shared : 0;
+        return BLKRT_OK;
+    }
+    const rt_variant *least = &k->variants[k->nvariants - 1];
     out->num_variants = k->nvariants;
     out->num_warps = least->num_warps;
     out->shared_bytes = least->shared;

@@ -8,6 +8,8 @@
  *   convert.c    argument conversion (ints, f64 -> f32/f16/bf16/f8 bits)
  *   module.c     loading PTX / cubin, kernels and their variants
  *   source.c     loading .blk source through the compiler hook and the cache
+ *   lazy.c       kernels from source on a GPU: one variant compiled per new
+ *                argument key, at the launch that needs it
  *   cache.c      the content-addressed JIT disk cache (+ sha256.c)
  *   launch.c     checked and raw launches
  *   stream.c     streams and events;  graph.c  capture and replay
@@ -84,11 +86,18 @@ typedef struct {
     bool pushed;
 } rt_ctx_scope;
 
+/* The device's context around a driver call. A thread with no current
+ * context gets the device's primary context bound and keeps it (as the CUDA
+ * runtime does), so a launch loop pays one cuCtxGetCurrent per call instead
+ * of a push and a pop; a thread with another context current (the
+ * application's) gets ours pushed and popped around the call, so its own
+ * stays current. blkrt_device_close unbinds it from the closing thread. */
 static inline CUresult rt_ctx_enter(blkrt_device *d, rt_ctx_scope *sc) {
     CUcontext cur = NULL;
     sc->pushed = false;
     CUresult r = d->cu->cuCtxGetCurrent(&cur);
     if (r != RT_CUDA_SUCCESS || cur == d->ctx) return r;
+    if (!cur) return d->cu->cuCtxSetCurrent(d->ctx);
     r = d->cu->cuCtxPushCurrent(d->ctx);
     sc->pushed = r == RT_CUDA_SUCCESS;
     return r;
@@ -118,6 +127,17 @@ typedef struct {
     atomic_int dyn_limit;    /* dynamic shared memory the function is set up for */
 } rt_variant;
 
+/* A variant of a kernel from source, compiled at its first launch (lazy.c).
+ * Immutable once published, except v.dyn_limit (atomic). */
+typedef struct rt_lazy_variant {
+    rt_variant v;
+    uint64_t key_d16, key_eq1;    /* the argument key it was compiled for (v assumes a subset) */
+    CUmodule cu;                  /* its own driver module */
+    rt_meta meta;                 /* its blk-meta line (v.entry points into it) */
+    char *jit_log;                /* the driver's info log of its load */
+    struct rt_lazy_variant *next; /* compiled before it */
+} rt_lazy_variant;
+
 struct blkrt_kernel {
     uint32_t magic;
     blkrt_module *mod;
@@ -127,7 +147,14 @@ struct blkrt_kernel {
     int nvariants;
     rt_variant *variants;       /* most specialised first; the last is the least */
     blkrt_kernel *next_raw;     /* unchecked kernels looked up later */
+    /* lazy kernels (from source on a GPU): no `variants`; launches look up
+     * their argument key in `compiled` and compile a variant on a miss */
+    bool lazy;
+    uint64_t may_d16, may_eq1;  /* parameters a key may assume divisible by 16 / equal to 1 */
+    _Atomic(rt_lazy_variant *) compiled; /* newest first; the head is stored with release */
 };
+
+typedef struct rt_lazy rt_lazy;
 
 struct blkrt_module {
     uint32_t magic;
@@ -143,13 +170,36 @@ struct blkrt_module {
     const blkrt_compiler *compiler;
     void *program;
     pthread_mutex_t run_lock;    /* the interpreter program is not reentrant */
+    rt_lazy *lazy;               /* GPU modules from source: how to compile variants (lazy.c) */
 };
 
 /* Build the kernels of a loaded module from its parsed meta (GPU: looks up
- * every entry). Used by module.c and cpu_device.c. */
+ * every entry; lazy modules: none yet). Used by module.c, cpu_device.c and
+ * lazy.c. */
 blkrt_status rt_module_bind_kernels(blkrt_module *m);
 void rt_module_free(blkrt_module *m);
 blkrt_module *rt_module_new(blkrt_device *d);
+/* The last step of every load: kernels bound (under d's context), the
+ * device's child count, *out; on error m is freed. */
+blkrt_status rt_module_finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out);
+/* cuModuleLoadDataEx of image with error and info logs (the caller's
+ * context must be current). *info_log (malloc'd) is set either way. */
+blkrt_status rt_load_image(blkrt_device *d, const void *image, const char *ptx_text, CUmodule *out, char **info_log);
+/* v's CUfunction in cu and its limits (the context must be current). */
+blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu, rt_variant *v);
+
+/* ---- lazy.c ---- */
+/* A GPU module from source whose variants compile at first need: the
+ * compiler's describe hook (through the cache) gives the kernels. */
+blkrt_status rt_lazy_load(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+                          const char *cache_dir, blkrt_module **out);
+/* The variant of lazy kernel k for the argument key (d16, eq1: masks already
+ * limited to may_d16 / may_eq1), compiled and loaded now if it is new. */
+blkrt_status rt_lazy_get(blkrt_kernel *k, uint64_t d16, uint64_t eq1, rt_variant **out);
+/* Unload every compiled variant's module (the context is entered here). */
+blkrt_status rt_lazy_unload(blkrt_module *m);
+void rt_lazy_free(blkrt_module *m);
+const char *rt_lazy_jit_log(blkrt_module *m);
 
 /* ---- convert.c ---- */
 /* Check one argument against parameter p and write its value (in the
@@ -208,6 +258,13 @@ double rt_now_ms(void);
 
 /* ---- source.c ---- */
 const blkrt_compiler *rt_compiler(void);
+/* A hook's output for req through the disk cache in dir (NULL: no cache):
+ * kind "ptx" (compile_ptx) or "meta" (describe) is part of the cache key.
+ * On failure the message is "<path>: compiling [<what> ]for <arch> failed:"
+ * and the compiler's log (what: NULL or e.g. "kernel 'k' variant x=d16").
+ * *text is malloc'd. */
+blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const blkrt_compile_request *req,
+                               const char *dir, const char *what, char **text, size_t *len);
 
 /* ---- small helpers (error.c) ---- */
 char *rt_strndup(const char *s, size_t n);

@@ -2,9 +2,11 @@
  *
  * libblkrt never links the compiler. A program that wants JIT registers one
  * (blkrt_use_compiler; libblkrt_jit provides it over libblkc). For the CPU
- * device the compiler builds an interpreter program; for a GPU it produces
- * PTX with blk-meta lines, which goes through the disk cache (cache.c) and
- * then blkrt_module_load_ptx like any other PTX.
+ * device the compiler builds an interpreter program. For a GPU, with a
+ * compiler that can `describe` source, the load runs only the front end and
+ * each variant is compiled at its first launch (lazy.c); otherwise the
+ * compiler produces PTX with every default variant, which goes through the
+ * disk cache (cache.c) and then blkrt_module_load_ptx like any other PTX.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +35,46 @@ static void free_result(blkrt_compile_result *res) {
     memset(res, 0, sizeof *res);
 }
 
+blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const blkrt_compile_request *req,
+                               const char *dir, const char *what, char **text, size_t *len) {
+    blkrt_status (*hook)(const blkrt_compile_request *, blkrt_compile_result *) =
+        strcmp(kind, "meta") == 0 ? c->describe : c->compile_ptx;
+    rt_cache_key key;
+    *text = NULL;
+    *len = 0;
+    if (dir) {
+        rt_cache_key_compute(c->version, kind, req, &key);
+        if (rt_cache_load(dir, &key, text, len) == BLKRT_OK) return BLKRT_OK;
+    }
+    blkrt_compile_result res = {0};
+    blkrt_status st = hook(req, &res);
+    if (st) {
+        rt_err(st, "%s: compiling %s%sfor %s failed%s%s", req->path, what ? what : "", what ? " " : "", req->arch,
+               res.log ? ":\n" : "", res.log ? res.log : "");
+        free_result(&res);
+        return st;
+    }
+    if (!res.text) {
+        free_result(&res);
+        return rt_err(BLKRT_ERR_COMPILE, "%s: the compiler returned no %s", req->path,
+                      strcmp(kind, "meta") == 0 ? "blk-meta" : "PTX");
+    }
+    if (res.len == 0) res.len = strlen(res.text);
+    /* A failed cache write only costs the next load a compile, and the call
+     * still succeeds: keep the caller's last error message as it was. */
+    if (dir) {
+        char saved[RT_MSG_SIZE];
+        snprintf(saved, sizeof saved, "%s", blkrt_last_error());
+        rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
+        rt_err(BLKRT_OK, "%s", saved);
+    }
+    *text = res.text;
+    *len = res.len;
+    res.text = NULL;
+    free_result(&res);
+    return BLKRT_OK;
+}
+
 static blkrt_status load_gpu(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
                              const char *cache_opt, blkrt_module **out) {
     if (!c->compile_ptx)
@@ -41,40 +83,13 @@ static blkrt_status load_gpu(blkrt_device *d, const blkrt_compiler *c, const blk
                       req->path, c->version);
     char dir[4096];
     bool cached = rt_cache_dir(cache_opt, dir, sizeof dir);
-    rt_cache_key key;
-    char *text = NULL;
-    size_t len = 0;
-    if (cached) {
-        rt_cache_key_compute(c->version, req, &key);
-        if (rt_cache_load(dir, &key, &text, &len) == BLKRT_OK) {
-            blkrt_status st = blkrt_module_load_ptx(d, text, len, out);
-            free(text);
-            return st;
-        }
-    }
-    blkrt_compile_result res = {0};
-    blkrt_status st = c->compile_ptx(req, &res);
-    if (st) {
-        rt_err(st, "%s: compiling for %s failed%s%s", req->path, req->arch, res.log ? ":\n" : "",
-               res.log ? res.log : "");
-        free_result(&res);
-        return st;
-    }
-    if (!res.text) {
-        free_result(&res);
-        return rt_err(BLKRT_ERR_COMPILE, "%s: the compiler returned no PTX", req->path);
-    }
-    if (res.len == 0) res.len = strlen(res.text);
-    /* A failed cache write only costs the next load a compile, and the call
-     * still succeeds: keep the caller's last error message as it was. */
-    if (cached) {
-        char saved[RT_MSG_SIZE];
-        snprintf(saved, sizeof saved, "%s", blkrt_last_error());
-        rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
-        rt_err(BLKRT_OK, "%s", saved);
-    }
-    st = blkrt_module_load_ptx(d, res.text, res.len, out);
-    free_result(&res);
+    if (c->describe) return rt_lazy_load(d, c, req, cached ? dir : NULL, out);
+    char *text;
+    size_t len;
+    blkrt_status st = rt_compile_cached(c, "ptx", req, cached ? dir : NULL, NULL, &text, &len);
+    if (st) return st;
+    st = blkrt_module_load_ptx(d, text, len, out);
+    free(text);
     return st;
 }
 

@@ -125,7 +125,10 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     if (uns) go = LLVMBuildICmp(b, LLVMIntULT, iv, ub, "");
     else {
         LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, step, LLVMConstInt(C->i64, 0, 0), "");
-        go = LLVMBuildSelect(b, pos, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), LLVMBuildICmp(b, LLVMIntSGT, iv, ub, ""), "");
+        /* one instruction per statement: argument order is unspecified (F7) */
+        LLVMValueRef down = LLVMBuildICmp(b, LLVMIntSGT, iv, ub, "");
+        LLVMValueRef up = LLVMBuildICmp(b, LLVMIntSLT, iv, ub, "");
+        go = LLVMBuildSelect(b, pos, up, down, "");
     }
     /* the exit target receives the header's carried values on normal exit */
     for (int k = 0; k < nc; k++)

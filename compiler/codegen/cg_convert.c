@@ -107,10 +107,12 @@ static void lower_gather(cg_ctx *C, ir_inst *in) {
                 src = linear_of(C, sc, a->type.shape, a->type.rank);
                 break;
             }
-            case IR_JOIN: /* S + [2]: last coordinate picks a or b */
-                src = LLVMBuildAdd(b, linear_of(C, c, r->type.shape, r->type.rank - 1),
-                                   LLVMBuildMul(b, c[r->type.rank - 1], cg_const_i32(C, na), ""), "");
+            case IR_JOIN: { /* S + [2]: last coordinate picks a or b */
+                /* one instruction per statement: argument order is unspecified (F7) */
+                LLVMValueRef half = LLVMBuildMul(b, c[r->type.rank - 1], cg_const_i32(C, na), "");
+                src = LLVMBuildAdd(b, linear_of(C, c, r->type.shape, r->type.rank - 1), half, "");
                 break;
+            }
             case IR_SPLIT: /* result k = element k of the last dim */
                 src = LLVMBuildAdd(b, LLVMBuildMul(b, linear_of(C, c, r->type.shape, r->type.rank), cg_const_i32(C, 2), ""),
                                    cg_const_i32(C, k), "");
@@ -139,6 +141,14 @@ bool cg_convert_op(cg_ctx *C, ir_inst *in) {
     case IR_PERMUTE: {
         ir_value *r = in->results[0], *x = in->operands[0];
         const lay_layout *l = cg_lay(C, r), *have = cg_lay(C, x);
+        /* an index or mask operand (fuse.h) is recomputed in the layout
+         * whose permutation is l: the permute is then a renaming */
+        if (l->kind == LAY_BLOCKED && fuse_remat(C->fuse, x)) {
+            int inv[IR_MAX_RANK];
+            for (int i = 0; i < r->type.rank; i++) inv[in->perm[i]] = i;
+            const lay_layout *src = lay_permute(C->a, l, inv);
+            if (src && lay_fits(src, x->type.rank, x->type.shape)) have = src;
+        }
         if (lay_eq(lay_permute(C->a, have, in->perm), l)) {
             cg_val v = cg_get(C, x, have);
             v.lay = l;

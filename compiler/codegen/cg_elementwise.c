@@ -34,11 +34,14 @@ static LLVMValueRef f8_to_f32(cg_ctx *C, blk_dtype t, LLVMValueRef x) {
     LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, u, cg_const_i32(C, 0x80), ""), cg_const_i32(C, 24), "");
     LLVMValueRef e = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_const_i32(C, 3), ""), cg_const_i32(C, 15), "");
     LLVMValueRef m = LLVMBuildAnd(b, u, cg_const_i32(C, 7), "");
-    LLVMValueRef normal = LLVMBuildOr(b, LLVMBuildShl(b, LLVMBuildAdd(b, e, cg_const_i32(C, 120), ""), cg_const_i32(C, 23), ""),
-                                      LLVMBuildShl(b, m, cg_const_i32(C, 20), ""), "");
+    /* one instruction per statement: argument order is unspecified (F7) */
+    LLVMValueRef mant = LLVMBuildShl(b, m, cg_const_i32(C, 20), "");
+    LLVMValueRef normal = LLVMBuildShl(b, LLVMBuildAdd(b, e, cg_const_i32(C, 120), ""), cg_const_i32(C, 23), "");
+    normal = LLVMBuildOr(b, normal, mant, "");
     LLVMValueRef sub = LLVMBuildFMul(b, LLVMBuildUIToFP(b, m, C->f32, ""), LLVMConstReal(C->f32, 1.0 / 512), "");
-    LLVMValueRef mag = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, e, cg_const_i32(C, 0), ""),
-                                       LLVMBuildBitCast(b, sub, C->i32, ""), normal, "");
+    LLVMValueRef subbits = LLVMBuildBitCast(b, sub, C->i32, "");
+    LLVMValueRef zero = LLVMBuildICmp(b, LLVMIntEQ, e, cg_const_i32(C, 0), "");
+    LLVMValueRef mag = LLVMBuildSelect(b, zero, subbits, normal, "");
     LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, u, cg_const_i32(C, 0x7f), ""), cg_const_i32(C, 0x7f), "");
     mag = LLVMBuildSelect(b, nan, cg_const_i32(C, 0x7fc00000), mag, "");
     return LLVMBuildBitCast(b, LLVMBuildOr(b, mag, sign, ""), C->f32, "");
@@ -57,10 +60,22 @@ static LLVMValueRef f32_to_f8(cg_ctx *C, blk_loc loc, blk_dtype t, LLVMValueRef 
     return LLVMBuildTrunc(C->b, h, C->i8, "");
 }
 
+/* bf16 -> f32 is exact: the f32 bits are the bf16 bits << 16 (also for
+ * NaN, as fpconv.c). Said in integer operations, LLVM sees through the
+ * unpacking of a loaded word: the high half of a packed pair becomes one
+ * `and 0xffff0000`, the low half one shift (cvt.f32.bf16 of the extracted
+ * half is PRMT + shift in SASS: 3 instructions per pair instead of 2). */
+static LLVMValueRef bf16_to_f32(cg_ctx *C, LLVMValueRef x) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef u = LLVMBuildZExt(b, LLVMBuildBitCast(b, x, C->i16, ""), C->i32, "");
+    return LLVMBuildBitCast(b, LLVMBuildShl(b, u, cg_const_i32(C, 16), ""), C->f32, "");
+}
+
 /* value of dtype t -> its compute type (f32 for the narrow floats) */
 static LLVMValueRef widen(cg_ctx *C, blk_dtype t, LLVMValueRef x) {
     if (is_f8(t)) return f8_to_f32(C, t, x);
-    if (t == DT_F16 || t == DT_BF16) return LLVMBuildFPExt(C->b, x, C->f32, "");
+    if (t == DT_BF16) return bf16_to_f32(C, x);
+    if (t == DT_F16) return LLVMBuildFPExt(C->b, x, C->f32, "");
     return x;
 }
 static LLVMValueRef narrow(cg_ctx *C, blk_loc loc, blk_dtype t, LLVMValueRef x) {
@@ -157,7 +172,9 @@ LLVMValueRef cg_binary_scalar(cg_ctx *C, blk_loc loc, ir_op op, int kind, blk_dt
     if (op == IR_CMP) {
         if (dtype_is_float(t)) {
             static const LLVMRealPredicate fp[] = {LLVMRealOEQ, LLVMRealUNE, LLVMRealOLT, LLVMRealOLE, LLVMRealOGT, LLVMRealOGE};
-            return LLVMBuildFCmp(b, fp[kind], widen(C, t, x), widen(C, t, y), "");
+            LLVMValueRef wy = widen(C, t, y); /* one per statement: argument order is unspecified (F7) */
+            LLVMValueRef wx = widen(C, t, x);
+            return LLVMBuildFCmp(b, fp[kind], wx, wy, "");
         }
         bool s = dtype_is_signed(t);
         static const LLVMIntPredicate sp[] = {LLVMIntEQ, LLVMIntNE, LLVMIntSLT, LLVMIntSLE, LLVMIntSGT, LLVMIntSGE};
@@ -454,7 +471,16 @@ bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     cg_val ops[3];
     for (int k = 0; k < in->num_operands && k < 3; k++) ops[k] = cg_get(C, in->operands[k], l);
     cg_val v = cg_new_val(C, n, l);
+    /* registers that axisinfo proves equal (a mask `cols < n` is constant
+     * over a thread's 8 columns when n % 16 == 0) are computed once: one
+     * setp instead of 8, and one predicate for ptxas instead of 8 that it
+     * spills to registers (P2R) in a long kernel */
+    cg_lay_info li;
+    const ax_info *ai = l ? ax_get(C->ax, r) : NULL;
+    if (l) cg_lay_shape(l, r->type.rank, r->type.shape, &li);
     for (int i = 0; i < n; i++) {
+        int rep = ai ? cg_reg_rep(&li, ai->constancy, i) : i;
+        if (rep != i) { v.v[i] = v.v[rep]; continue; }
         LLVMValueRef a[3];
         for (int k = 0; k < in->num_operands && k < 3; k++) a[k] = ops[k].v[ops[k].n == n ? i : 0];
         v.v[i] = cg_elem_scalar(C, in, a);

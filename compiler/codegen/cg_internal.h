@@ -7,6 +7,7 @@
  *   cg_elementwise.c  every ELEM op, casts, constants, arange, splat, broadcast
  *   cg_memory.c       load / store / atomics (vectorised, predicated)
  *   cg_reduce.c       reductions: in-thread, warp shuffles, shared memory
+ *   cg_sort.c         sort and topk: integer keys, bitonic network
  *   cg_convert.c      layout conversions and shape ops through shared memory
  *   cg_control.c      for / if / while / break / continue / return
  *   cg_print.c        print (device vprintf)
@@ -22,8 +23,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "../ir/ir.h"
-#include "../passes/axisinfo.h"
-#include "../passes/layout.h"
+#include "../passes/passes.h"
 #include "../target/target.h"
 #include "codegen.h"
 
@@ -48,12 +48,17 @@ typedef struct {
     LLVMValueRef fn;
     const ax_table *ax;
     const lay_table *lt;
+    const fuse_table *fuse;   /* values recomputed instead of converted */
+    const vec_table *vt;      /* width of every memory access */
+    struct cg_remat *remat;   /* cg_get: values already recomputed in a layout */
+    int num_remat, cap_remat;
     int num_warps;
     cg_val *vals; /* by value id */
     int num_values;
     LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
     struct cg_flow *flow;
     int smem_bytes;           /* dynamic shared memory this kernel needs */
+    int smem_static;          /* bytes of static shared buffers (cg_reduce.c) */
     bool failed;
     int64_t work;             /* per-thread values lowered so far (size budget) */
     /* types */
@@ -108,11 +113,15 @@ LLVMValueRef cg_reg_coord(cg_ctx *C, const cg_lay_info *li, int r, int d);
 LLVMValueRef cg_reg_canonical(cg_ctx *C, const cg_lay_info *li, int r);
 /* Row-major linear index of register r's element (i32). */
 LLVMValueRef cg_reg_linear(cg_ctx *C, const cg_lay_info *li, int r);
+/* The first register of this thread holding the same value as register r
+ * of a value with the given axisinfo constancy per dim (r if none). */
+int cg_reg_rep(const cg_lay_info *li, const int64_t *constancy, int r);
 
 /* per-family lowering; each returns false when it did not handle the op */
 bool cg_elementwise(cg_ctx *C, ir_inst *in);
 bool cg_memory(cg_ctx *C, ir_inst *in);
 bool cg_reduce(cg_ctx *C, ir_inst *in);
+bool cg_sort(cg_ctx *C, ir_inst *in);   /* cg_sort.c: SORT, TOPK */
 bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
 bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf */

@@ -114,3 +114,34 @@ LLVMValueRef cg_reg_linear(cg_ctx *C, const cg_lay_info *li, int r) {
     }
     return LLVMBuildAdd(C->b, lin, cg_const_i32(C, cst), "");
 }
+
+/* The register holding the same value as register r when the value is
+ * constant along each dim d in aligned runs of constancy[d] (axisinfo):
+ * r itself, or the register with the same coordinates except that along
+ * every d the coordinate is moved back to the start of its run inside the
+ * thread. Along d a thread's coordinates are base + off with base a
+ * multiple of spt and off = (k / spt) * tile + k % spt, so the thread's
+ * registers k and k - (k % spt) % g (g = gcd(constancy, spt), both powers of
+ * two in practice, the gcd keeps it exact otherwise) lie in one run; when
+ * the thread holds the whole dim (S <= spt, coord = k) it is k - k % c. */
+int cg_reg_rep(const cg_lay_info *li, const int64_t *constancy, int r) {
+    int k[IR_MAX_RANK];
+    cg_reg_index(li, r, k);
+    bool moved = false;
+    for (int d = 0; d < li->rank; d++) {
+        int64_t c = constancy[d];
+        if (c <= 1) continue;
+        int p = li->f.dims[d];
+        int64_t S = li->shape[d], spt = li->f.spt[p];
+        int64_t back;
+        if (S <= spt) back = k[d] % c;
+        else {
+            if (S % spt) continue; /* base not a multiple of spt: no claim */
+            int64_t g = spt, x = c;
+            while (x) { int64_t t = g % x; g = x; x = t; }
+            back = (k[d] % spt) % g;
+        }
+        if (back) { k[d] -= (int)back; moved = true; }
+    }
+    return moved ? cg_reg_of(li, k) : r;
+}

@@ -4,7 +4,9 @@
  * consecutive elements along the layout's fastest dim; a group is one
  * vector access (ld.global.v4.f32: 16 bytes) when axisinfo proves that the
  * pointers of the group are contiguous, the first is aligned to the vector's
- * size and the mask is uniform over the group (access_vec).
+ * size and the mask is uniform over the group: the vectorize pass
+ * (passes/vectorize.c) decides each access's layout and width, this file
+ * performs the access exactly so.
  *
  * Masks: a masked-off element performs no memory access (ops.def). Masked
  * loads and stores are inline PTX with a predicate (`@p ld.global...`), as
@@ -88,46 +90,22 @@ static void unpack_words(cg_ctx *C, blk_dtype t, const mem_words *w, LLVMValueRe
     } else if (w->word_bytes == 1) {
         out[0] = LLVMBuildTrunc(b, words[0], C->i8, "");
     } else {
-        LLVMValueRef wv;
-        if (w->words == 1) wv = words[0];
-        else {
-            wv = LLVMGetUndef(LLVMVectorType(w->ty, (unsigned)w->words));
-            for (int i = 0; i < w->words; i++) wv = LLVMBuildInsertElement(b, wv, words[i], cg_const_i32(C, i), "");
+        /* element i is bits [8*eb*i, 8*eb*(i+1)) of the little-endian words:
+         * integer shifts, not a bitcast to a vector of halves, so that LLVM
+         * folds the bf16 -> f32 widening that usually follows into one
+         * `and` (high half) or `shl` (low half) of the word */
+        int eb = dtype_bytes(t) < 1 ? 1 : dtype_bytes(t), per = w->word_bytes / eb;
+        LLVMTypeRef et = LLVMIntTypeInContext(C->llc, (unsigned)(8 * eb));
+        for (int i = 0; i < vec; i++) {
+            LLVMValueRef wd = words[i / per];
+            int sh = 8 * eb * (i % per);
+            if (sh) wd = LLVMBuildLShr(b, wd, LLVMConstInt(w->ty, (unsigned long long)sh, 0), "");
+            LLVMValueRef e = LLVMBuildTrunc(b, wd, et, "");
+            out[i] = LLVMGetTypeKind(mt) == LLVMIntegerTypeKind ? e : LLVMBuildBitCast(b, e, mt, "");
         }
-        LLVMValueRef v = LLVMBuildBitCast(b, wv, vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec), "");
-        for (int i = 0; i < vec; i++) out[i] = vec == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
     }
     if (t == DT_BOOL)
         for (int i = 0; i < vec; i++) out[i] = LLVMBuildICmp(b, LLVMIntNE, out[i], LLVMConstInt(C->i8, 0, 0), "");
-}
-
-static int pow2_floor(int64_t x) {
-    int p = 1;
-    while ((int64_t)p * 2 <= x) p *= 2;
-    return p;
-}
-
-/* Widest access for registers of `ptr` in layout li (see the file comment). */
-static int access_vec(cg_ctx *C, const cg_lay_info *li, ir_value *ptr, ir_value *mask) {
-    if (!ptr->type.rank) return 1;
-    int f = li->f.reg_order[0];
-    int p = li->f.dims[f];
-    int64_t S = li->shape[f], spt = li->f.spt[p];
-    int64_t run = S <= spt ? S : spt;
-    int eb = dtype_bytes((blk_dtype)ptr->type.pointee);
-    const ax_info *ai = ax_get(C->ax, ptr);
-    int64_t v = C->tgt->max_vec_bytes / eb;
-    if (run < v) v = run;
-    if (ai->contig[f] < v) v = ai->contig[f];
-    int64_t align = ai->div[f] / eb;
-    if (align < v) v = align < 1 ? 1 : align;
-    if (mask && mask->type.rank) {
-        int64_t mc = ax_get(C->ax, mask)->constancy[f];
-        if (mc < v) v = mc;
-    }
-    int vec = pow2_floor(v < 1 ? 1 : v);
-    while (run % vec) vec /= 2;
-    return vec > 16 ? 16 : vec;
 }
 
 static const char *cache_suffix(ir_inst *in) {
@@ -149,11 +127,30 @@ static bool needs_asm(ir_inst *in, bool masked) {
     return masked || in->cache != IR_CACHE_DEFAULT || in->eviction != IR_EVICT_DEFAULT || (in->flags & IRF_VOLATILE);
 }
 
-/* One (vector) load of `vec` elements at p; pred may be NULL. */
-static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred, LLVMValueRef *out) {
+/* One (vector) load of `vec` elements at p; pred may be NULL. With pred,
+ * `other` (vec element values) is what a masked-off group yields. For a
+ * vector group the words of other are tied to the asm's outputs (LLVM moves
+ * them into the output registers before `@p ld`), so a lane that skips the
+ * load keeps them: one move per 32-bit word instead of a select per element
+ * (8 selp for a v4 of bf16). pred is the whole group's mask: vectorize only
+ * groups elements whose mask is the same (constancy), so this is exactly
+ * where(mask, load, other). A single element keeps the select after the
+ * load (lower_load), which ptxas drops where the value is only used under
+ * the same predicate (a masked copy); it cannot drop the move. */
+static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred,
+                       LLVMValueRef *other, LLVMValueRef *out) {
     LLVMBuilderRef b = C->b;
     int eb = dtype_bytes(t);
     if (!needs_asm(in, pred != NULL)) {
+        mem_words w = words_for(C, t, vec);
+        if (w.packed && w.word_bytes == 4) { /* halves / bytes: as words, unpacked by shifts */
+            LLVMTypeRef lt = w.words == 1 ? w.ty : LLVMVectorType(w.ty, (unsigned)w.words);
+            LLVMValueRef v = LLVMBuildLoad2(b, lt, p, ""), words[4];
+            LLVMSetAlignment(v, (unsigned)(eb * vec));
+            for (int i = 0; i < w.words; i++) words[i] = w.words == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
+            unpack_words(C, t, &w, words, vec, out);
+            return;
+        }
         LLVMTypeRef mt = cg_mem_type(C, t);
         LLVMTypeRef lt = vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec);
         LLVMValueRef v = LLVMBuildLoad2(b, lt, p, "");
@@ -179,11 +176,17 @@ static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRe
     if (nout > 1) pos += snprintf(text + pos, sizeof text - (size_t)pos, "}");
     snprintf(text + pos, sizeof text - (size_t)pos, ", [$%d];", nout + (pred ? 1 : 0));
     if (pred) cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",b");
-    snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",l,~{memory}");
-    LLVMValueRef args[2];
+    cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",l");
+    LLVMValueRef args[2 + 4];
     int na = 0;
     if (pred) args[na++] = pred;
     args[na++] = p;
+    if (pred && vec > 1) { /* the masked-off value, tied to output i */
+        pack_words(C, t, &w, other, vec, args + na);
+        for (int i = 0; i < nout; i++) cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%d", i);
+        na += nout;
+    }
+    snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",~{memory}");
     LLVMTypeRef rt = w.ty;
     if (nout > 1) {
         LLVMTypeRef f[4] = {w.ty, w.ty, w.ty, w.ty};
@@ -242,32 +245,35 @@ static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueR
     cg_inline_asm(C, C->vd, text, cons, args, na, true);
 }
 
+/* The access's layout and width, as the vectorize pass decided them. */
+static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
+    static const vec_access scalar = {NULL, 1, 0, VEC_SCALAR};
+    const vec_access *e = vec_get(C->vt, in);
+    if (!e) {
+        cg_error(C, in->loc, "internal error: the vectorize pass left %s without an entry", ir_op_table[in->op].name);
+        C->failed = true;
+        return &scalar;
+    }
+    return e;
+}
+
 static void lower_load(cg_ctx *C, ir_inst *in) {
     ir_value *r = in->results[0], *ptr = in->operands[0];
     ir_value *mask = in->num_operands > 1 ? in->operands[1] : NULL, *other = in->num_operands > 2 ? in->operands[2] : NULL;
     blk_dtype t = (blk_dtype)r->type.dtype;
-    const lay_layout *l = r->type.rank ? cg_lay(C, r) : NULL;
+    const vec_access *acc = access_of(C, in);
+    const lay_layout *l = r->type.rank ? acc->lay : NULL;
+    if (r->type.rank && !l) l = cg_lay(C, r);
     cg_val pv = cg_get(C, ptr, l), mv = {0}, ov = {0};
     if (mask) mv = cg_get(C, mask, l);
     if (other) ov = cg_get(C, other, l);
-    cg_lay_info li;
-    int vec = 1, n = 1;
-    if (l) {
-        cg_lay_shape(l, r->type.rank, r->type.shape, &li);
-        vec = access_vec(C, &li, ptr, mask);
-        n = li.nregs;
-    }
-    if (vec > 16) vec = 16;
-    if (vec * dtype_bytes(t) > 16) vec = 16 / dtype_bytes(t) > 0 ? 16 / dtype_bytes(t) : 1;
+    int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
     cg_val v = cg_new_val(C, n, l);
     for (int i = 0; i < n; i += vec) {
-        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL;
-        load_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, v.v + i);
-        if (mask)
-            for (int j = 0; j < vec; j++) {
-                LLVMValueRef o = other ? ov.v[ov.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
-                v.v[i + j] = LLVMBuildSelect(C->b, mv.v[mv.n == n ? i + j : 0], v.v[i + j], o, "");
-            }
+        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL, o[16];
+        for (int j = 0; j < vec; j++) o[j] = other ? ov.v[ov.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
+        load_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, o, v.v + i);
+        if (pred && vec == 1) v.v[i] = LLVMBuildSelect(C->b, pred, v.v[i], o[0], "");
     }
     cg_set(C, r, v);
 }
@@ -276,18 +282,12 @@ static void lower_store(cg_ctx *C, ir_inst *in) {
     ir_value *ptr = in->operands[0], *val = in->operands[1];
     ir_value *mask = in->num_operands > 2 ? in->operands[2] : NULL;
     blk_dtype t = (blk_dtype)val->type.dtype;
-    const lay_layout *l = ptr->type.rank ? lay_for_access(C->a, ptr, C->ax, C->num_warps, C->tgt->max_vec_bytes) : NULL;
-    if (l && !lay_fits(l, ptr->type.rank, ptr->type.shape)) l = cg_lay(C, ptr);
+    const vec_access *acc = access_of(C, in);
+    const lay_layout *l = ptr->type.rank ? acc->lay : NULL;
+    if (ptr->type.rank && !l) l = cg_lay(C, ptr);
     cg_val pv = cg_get(C, ptr, l), vv = cg_get(C, val, l), mv = {0};
     if (mask) mv = cg_get(C, mask, l);
-    int vec = 1, n = 1;
-    if (l) {
-        cg_lay_info li;
-        cg_lay_shape(l, ptr->type.rank, ptr->type.shape, &li);
-        vec = access_vec(C, &li, ptr, mask);
-        n = li.nregs;
-    }
-    if (vec * dtype_bytes(t) > 16) vec = 16 / dtype_bytes(t) > 0 ? 16 / dtype_bytes(t) : 1;
+    int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, ptr->type.shape, NULL) : 1;
     for (int i = 0; i < n; i += vec) {
         LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL;
         LLVMValueRef vals[16];
@@ -395,8 +395,8 @@ static void lower_atomic(cg_ctx *C, ir_inst *in) {
  * idx of the block at offsets o is base[sum_d (o_d + idx_d) * s_d] when
  * 0 <= o_d + idx_d < dim_d for every d (64-bit arithmetic, offsets
  * sign-extended), else 0 (load) / not written (store). Groups of `vec`
- * registers along the fast dim are one vector access when lay_desc_vec
- * proves them aligned and uniformly in or out of bounds. (TMA on sm_90 is a
+ * registers along the fast dim are one vector access when the vectorize
+ * pass (lay_desc_vec) proves them aligned and uniformly in or out of bounds. (TMA on sm_90 is a
  * later optimisation.) */
 static void lower_desc(cg_ctx *C, ir_inst *in) {
     LLVMBuilderRef b = C->b;
@@ -409,8 +409,9 @@ static void lower_desc(cg_ctx *C, ir_inst *in) {
         return;
     }
     blk_dtype t = (blk_dtype)in->operands[0]->type.pointee, vt = (blk_dtype)blk->type.dtype;
-    const lay_layout *l = st ? lay_for_desc(C->a, in, C->ax, C->num_warps, C->tgt->max_vec_bytes) : cg_lay(C, blk);
-    if (!l || !lay_fits(l, rank, blk->type.shape)) l = cg_lay(C, blk);
+    const vec_access *acc = access_of(C, in);
+    const lay_layout *l = acc->lay ? acc->lay : cg_lay(C, blk);
+    int vec = acc->vec;
     cg_lay_info li;
     cg_lay_info_get(C, l, rank, blk->type.shape, &li);
     LLVMValueRef base = cg_get(C, in->operands[0], NULL).v[0];
@@ -423,16 +424,6 @@ static void lower_desc(cg_ctx *C, ir_inst *in) {
         offs[d] = cg_cast_scalar(C, in->loc, (blk_dtype)in->operands[1 + 2 * rank + d]->type.dtype, DT_I64,
                                  cg_get(C, in->operands[1 + 2 * rank + d], NULL).v[0]);
     }
-    int fast, vec = lay_desc_vec(in, C->ax, C->tgt->max_vec_bytes, &fast);
-    int f = li.f.reg_order[0];
-    if (f != fast) vec = 1;
-    else {
-        int p = li.f.dims[f];
-        int64_t S = li.shape[f], spt = li.f.spt[p], run = S <= spt ? S : spt;
-        while (vec > 1 && run % vec) vec /= 2;
-    }
-    int eb = dtype_bytes(t);
-    while (vec > 1 && vec * eb > 16) vec /= 2;
     cg_val sv = {0};
     if (st) sv = cg_get(C, blk, l);
     cg_val out = cg_new_val(C, li.nregs, l);
@@ -452,10 +443,12 @@ static void lower_desc(cg_ctx *C, ir_inst *in) {
             for (int j = 0; j < vec; j++) vals[j] = vt == t ? sv.v[i + j] : cg_cast_scalar(C, in->loc, vt, t, sv.v[i + j]);
             store_group(C, in, t, vec, ptr, inside, vals);
         } else {
-            load_group(C, in, t, vec, ptr, inside, out.v + i);
+            LLVMValueRef zeros[16];
+            for (int j = 0; j < vec; j++) zeros[j] = LLVMConstNull(cg_type(C, t));
+            load_group(C, in, t, vec, ptr, inside, zeros, out.v + i);
             for (int j = 0; j < vec; j++) {
+                if (vec == 1) out.v[i] = LLVMBuildSelect(b, inside, out.v[i], zeros[0], "");
                 if (vt != t) out.v[i + j] = cg_cast_scalar(C, in->loc, t, vt, out.v[i + j]);
-                out.v[i + j] = LLVMBuildSelect(b, inside, out.v[i + j], LLVMConstNull(cg_type(C, vt)), "");
             }
         }
     }

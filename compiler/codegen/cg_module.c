@@ -2,10 +2,10 @@
  * machine, one entry per kernel variant, libdevice, PTX text, metadata.
  *
  * Needs: inlined Block IR (pass pipeline run), a tgt_target whose LLVM
- * CPU/PTX pair is known good (target.c). Guarantees: every kernel yields two
- * `.entry`s (the d16 specialisation and the fallback) with a blk-meta line
- * each, or located diagnostics; the module handed to LLVM's backend has
- * passed LLVMVerifyModule.
+ * CPU/PTX pair is known good (target.c). Guarantees: every kernel yields one
+ * `.entry` per variant (by default the d16 specialisation and the fallback;
+ * codegen.h) with a blk-meta line each, or located diagnostics; the module
+ * handed to LLVM's backend has passed LLVMVerifyModule.
  */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/BitReader.h>
@@ -87,12 +87,13 @@ void cg_barrier(cg_ctx *C) {
 
 /* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):
  * the blk-meta `shared=` field tells the runtime how many bytes to pass at
- * launch, and one symbol serves every kernel of the module. */
+ * launch, and one symbol serves every kernel of the module. The kernel's
+ * static buffers (cg_reduce.c, smem_static) count against the same limit. */
 LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) {
-    if (bytes > C->tgt->smem_static_max) {
+    if (bytes + C->smem_static > C->tgt->smem_static_max) {
         cg_error(C, loc, "this operation needs %lld bytes of shared memory for its layout conversion; blk uses at "
-                 "most %d per block on %s for now (use smaller blocks)", (long long)bytes, C->tgt->smem_static_max,
-                 C->tgt->arch);
+                 "most %d per block on %s for now (use smaller blocks)", (long long)(bytes + C->smem_static),
+                 C->tgt->smem_static_max, C->tgt->arch);
         bytes = 0;
     }
     LLVMValueRef g = LLVMGetNamedGlobal(C->mod, "__blk_smem");
@@ -122,6 +123,44 @@ const lay_layout *cg_lay(cg_ctx *C, ir_value *v) {
     if (!l && v->type.rank)
         l = lay_choose_blocked(C->a, v->type.rank, v->type.shape, C->num_warps, v->type.rank - 1, 1);
     return l;
+}
+
+/* fuse.h: v's definition chain recomputed in layout `want` (its block
+ * operands likewise, through cg_get) instead of a conversion through shared
+ * memory. The lowering of v's defining op runs again with v's layout set to
+ * `want`; v's own registers are put back afterwards. A recomputed value is
+ * reused for later uses in the same basic block only (there it dominates). */
+struct cg_remat {
+    int id;
+    const lay_layout *lay;
+    LLVMBasicBlockRef bb;
+    cg_val v;
+};
+
+static cg_val remat(cg_ctx *C, ir_value *v, const lay_layout *want) {
+    LLVMBasicBlockRef bb = LLVMGetInsertBlock(C->b);
+    for (int i = 0; i < C->num_remat; i++) {
+        struct cg_remat *e = &C->remat[i];
+        if (e->id == v->id && e->bb == bb && lay_eq(e->lay, want)) return e->v;
+    }
+    const lay_layout *own = C->lt->lay[v->id];
+    cg_val saved = C->vals[v->id];
+    C->lt->lay[v->id] = want;
+    C->vals[v->id] = (cg_val){0};
+    cg_region_inst(C, v->def);
+    cg_val r = C->vals[v->id];
+    C->lt->lay[v->id] = own;
+    C->vals[v->id] = saved;
+    if (!r.set) return cg_convert(C, v->def->loc, saved, v->type, want);
+    if (C->num_remat == C->cap_remat) {
+        int cap = C->cap_remat ? 2 * C->cap_remat : 16;
+        struct cg_remat *n = ARENA_ARRAY(C->a, struct cg_remat, cap);
+        if (!n) return r;
+        for (int i = 0; i < C->num_remat; i++) n[i] = C->remat[i];
+        C->remat = n, C->cap_remat = cap;
+    }
+    C->remat[C->num_remat++] = (struct cg_remat){v->id, want, LLVMGetInsertBlock(C->b), r};
+    return r;
 }
 
 cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
@@ -170,6 +209,7 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
         }
         return r;
     }
+    if (d && fuse_remat(C->fuse, v) && lay_fits(want, v->type.rank, v->type.shape)) return remat(C, v, want);
     return cg_convert(C, v->def ? v->def->loc : LOC_NONE, x, v->type, want);
 }
 
@@ -183,7 +223,7 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
  * kernel past CG_MAX_WORK is refused with a located error before LLVM sees it
  * (reliability finding F6); real kernels stay far below (flash attention with
  * 128x128 tiles: about 30k). */
-enum { CG_MAX_REGS_PER_VALUE = 2048, CG_MAX_WORK = 200000 };
+enum { CG_MAX_REGS_PER_VALUE = 2048, CG_MAX_WORK = 100000 };
 
 static bool too_big(cg_ctx *C, ir_inst *in) {
     C->work += 1;
@@ -213,8 +253,8 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return;
     }
-    if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_convert_op(C, in) ||
-        cg_print(C, in))
+    if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_sort(C, in) ||
+        cg_convert_op(C, in) || cg_print(C, in))
         return;
     if (in->op == IR_DOT) {
         cg_error(C, in->loc, "dot is not yet supported by the PTX backend (tensor-core lowering is a later issue)");
@@ -258,15 +298,22 @@ static char *ptx_ident(blk_arena *a, const char *s) {
     return r;
 }
 
-static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry, const ax_spec *spec) {
-    sb_printf(out, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=%d params=", f->name, entry, C->num_warps,
-              C->smem_bytes);
+static const char *param_name(const ir_func *f, int k) {
+    const char *name = k < f->param_names.len ? f->param_names.data[k] : f->body->args.data[k]->name;
+    return name ? name : "_";
+}
+
+/* The blk-meta line of one entry (docs/runtime.md has the grammar). nospec=
+ * (the @do_not_specialize parameters) only where there are any. */
+static void write_meta(blk_strbuf *out, const ir_func *f, const char *entry, int num_warps, int shared,
+                       const ax_spec *spec) {
+    sb_printf(out, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=%d params=", f->name, entry, num_warps,
+              shared);
     ir_region *body = f->body;
     char buf[64];
     for (int k = 0; k < body->args.len; k++) {
         type_str(body->args.data[k]->type, buf, sizeof buf);
-        const char *name = k < f->param_names.len ? f->param_names.data[k] : body->args.data[k]->name;
-        sb_printf(out, "%s%s:%s", k ? "," : "", name ? name : "_", buf);
+        sb_printf(out, "%s%s:%s", k ? "," : "", param_name(f, k), buf);
     }
     sb_puts(out, " consts=");
     for (int k = 0; k < f->consts.len; k++) {
@@ -276,25 +323,43 @@ static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry,
                        cb->ival >= INT32_MIN && cb->ival <= INT32_MAX ? "i32" : "i64", (long long)cb->ival);
     }
     sb_puts(out, " spec=");
-    for (int k = 0; k < body->args.len; k++) {
-        const char *name = k < f->param_names.len ? f->param_names.data[k] : body->args.data[k]->name;
-        sb_printf(out, "%s%s:%s", k ? "," : "", name ? name : "_", spec_code(spec[k]));
-    }
+    for (int k = 0; k < body->args.len; k++)
+        sb_printf(out, "%s%s:%s", k ? "," : "", param_name(f, k), spec_code(spec[k]));
+    for (int j = 0; j < f->do_not_specialize.len; j++)
+        sb_printf(out, "%s%s", j ? "," : " nospec=", param_name(f, f->do_not_specialize.data[j]));
     sb_putc(out, '\n');
+}
+
+static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry, const ax_spec *spec) {
+    write_meta(out, f, entry, C->num_warps, C->smem_bytes, spec);
+}
+
+void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
+    for (ir_func *f = m->first; f; f = f->next) {
+        if (!f->is_kernel) continue;
+        ax_spec *none = ARENA_ARRAY(m->arena, ax_spec, f->body->args.len + 1);
+        if (!none) return;
+        write_meta(out, f, ptx_ident(m->arena, f->name), f->num_warps > 0 ? f->num_warps : t->default_num_warps, 0,
+                   none);
+    }
 }
 
 static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
     C->f = f;
     C->num_warps = f->num_warps > 0 ? f->num_warps : C->tgt->default_num_warps;
     f->num_warps = C->num_warps;
-    C->ax = ax_analyze(C->a, f, spec);
-    C->lt = C->ax ? lay_assign(C->a, f, C->ax, C->tgt->max_vec_bytes) : NULL;
+    /* the variant's analyses, in pipeline order (passes/pipeline.c) */
+    kernel_plan plan;
+    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt->max_vec_bytes, &plan);
+    C->ax = plan.ax, C->lt = plan.lt, C->fuse = plan.fuse, C->vt = plan.vec;
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
     C->smem_bytes = 0;
+    C->smem_static = 0;
     C->work = 0;
     C->flow = NULL;
-    if (!C->ax || !C->lt || !C->vals) { C->failed = true; return; }
+    C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+    if (!planned || !C->vals) { C->failed = true; return; }
 
     ir_region *body = f->body;
     int np = body->args.len;
@@ -402,7 +467,82 @@ void cg_output_free(cg_output *o) {
     sb_free(&o->meta);
 }
 
-int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm, cg_output *out) {
+/* ---- variants ---- */
+
+static int assumptions(const ax_spec *spec, int np, ax_spec which) {
+    int n = 0;
+    for (int k = 0; k < np; k++) n += which == AX_SPEC_NONE ? spec[k] != AX_SPEC_NONE : spec[k] == which;
+    return n;
+}
+
+/* Does list already hold these assumptions? (identical ones make one entry) */
+static bool has_spec(const ax_spec *const *list, int n, const ax_spec *spec, int np) {
+    for (int i = 0; i < n; i++)
+        if (memcmp(list[i], spec, sizeof(ax_spec) * (size_t)np) == 0) return true;
+    return false;
+}
+
+/* The variants of kernel f, in the order the entries are emitted: most
+ * assumptions first, then more eq1 (a known 1 folds away more than a
+ * divisibility), then as requested (default d16, the extra ones, the
+ * fallback), so that a runtime's first-match rule picks the most specialised
+ * entry whose assumptions hold. Returns the count. */
+static int kernel_variants(blk_arena *a, ir_func *f, const cg_variants *vs, int max_vec_bytes, const ax_spec ***out) {
+    int np = f->body->args.len, n = 0, cap = (vs ? vs->nextra : 0) + 2;
+    const ax_spec **list = ARENA_ARRAY(a, const ax_spec *, cap);
+    ax_spec *d16 = ax_d16_spec(a, f), *none = ARENA_ARRAY(a, ax_spec, np + 1);
+    if (!list || !d16 || !none) return 0;
+    /* the default d16 variant keeps only the assumptions its lowering uses:
+     * a d16 on a timestep that never reaches an address would send t = 500
+     * to the fallback; when none is used it equals the fallback (one entry) */
+    if (passes_prune_spec(a, f, d16, max_vec_bytes) < 0) return 0;
+    bool defaults = !vs || !vs->no_defaults;
+    if (defaults) list[n++] = d16;
+    for (int i = 0; vs && i < vs->nextra; i++)
+        if (vs->extra[i].kernel == f && !has_spec(list, n, vs->extra[i].spec, np)) list[n++] = vs->extra[i].spec;
+    if (defaults && !has_spec(list, n, none, np)) list[n++] = none;
+    for (int i = 1; i < n; i++) /* stable insertion sort */
+        for (int j = i; j > 0; j--) {
+            int sj = assumptions(list[j], np, AX_SPEC_NONE), sp = assumptions(list[j - 1], np, AX_SPEC_NONE);
+            int ej = assumptions(list[j], np, AX_SPEC_EQ1), ep = assumptions(list[j - 1], np, AX_SPEC_EQ1);
+            if (sj < sp || (sj == sp && ej <= ep)) break;
+            const ax_spec *t = list[j];
+            list[j] = list[j - 1];
+            list[j - 1] = t;
+        }
+    *out = list;
+    return n;
+}
+
+/* NAME for the variant without assumptions, else NAME__<code>_<code>...
+ * with d16 / eq1 / x per parameter: unique per kernel and deterministic. */
+static const char *entry_name(blk_arena *a, const ir_func *f, const ax_spec *spec) {
+    int np = f->body->args.len;
+    const char *base = ptx_ident(a, f->name);
+    if (!assumptions(spec, np, AX_SPEC_NONE)) return base;
+    blk_strbuf name;
+    sb_init(&name);
+    sb_printf(&name, "%s_", base);
+    for (int k = 0; k < np; k++)
+        sb_printf(&name, "_%s", spec[k] == AX_SPEC_D16 ? "d16" : spec[k] == AX_SPEC_EQ1 ? "eq1" : "x");
+    const char *r = arena_strdup(a, sb_str(&name));
+    sb_free(&name);
+    return r;
+}
+
+/* An eq1 parameter is the constant 1 in its entry: LLVM folds `offs *
+ * stride` away instead of computing addresses the vector access ignores. */
+static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) {
+    LLVMValueRef fn = LLVMGetNamedFunction(C->mod, entry);
+    for (int k = 0; fn && k < np && k < (int)LLVMCountParams(fn); k++)
+        if (spec[k] == AX_SPEC_EQ1) {
+            LLVMValueRef p = LLVMGetParam(fn, (unsigned)k);
+            LLVMReplaceAllUsesWith(p, LLVMConstInt(LLVMTypeOf(p), 1, 0));
+        }
+}
+
+int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
+                   const cg_variants *vs, cg_output *out) {
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -447,26 +587,15 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     sb_init(&meta);
     for (ir_func *f = m->first; f && !diag_should_stop(d); f = f->next) {
         if (!f->is_kernel) continue;
-        int np = f->body->args.len;
-        ax_spec *spec = ARENA_ARRAY(m->arena, ax_spec, np + 1), *none = ARENA_ARRAY(m->arena, ax_spec, np + 1);
-        if (!spec || !none) break;
-        blk_strbuf name;
-        sb_init(&name);
-        sb_puts(&name, ptx_ident(m->arena, f->name));
-        sb_puts(&name, "_");
-        for (int k = 0; k < np; k++) {
-            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
-            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
-            none[k] = AX_SPEC_NONE;
-            sb_printf(&name, "_%s", spec[k] == AX_SPEC_D16 ? "d16" : "x");
-        }
-        /* the specialised variant first: runtimes pick the first entry whose
-         * assumptions hold */
+        const ax_spec **variants = NULL;
+        int nv = kernel_variants(m->arena, f, vs, t->max_vec_bytes, &variants);
         int e0 = d->nerrors;
-        lower_kernel(C, f, spec, sb_str(&name), &meta);
-        /* the fallback would repeat the same diagnostics */
-        if (d->nerrors == e0) lower_kernel(C, f, none, ptx_ident(m->arena, f->name), &meta);
-        sb_free(&name);
+        /* after an error, the other variants would repeat the same diagnostics */
+        for (int i = 0; i < nv && d->nerrors == e0; i++) {
+            const char *entry = entry_name(m->arena, f, variants[i]);
+            lower_kernel(C, f, variants[i], entry, &meta);
+            bind_eq1(C, entry, variants[i], f->body->args.len);
+        }
     }
     if (C->failed || d->nerrors > errors0) goto done_meta;
     char *vmsg = NULL;

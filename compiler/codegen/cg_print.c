@@ -61,7 +61,10 @@ static void put_escaped(blk_strbuf *sb, const char *s, size_t n) {
 static const char *value_conv(cg_ctx *C, blk_dtype t, LLVMValueRef *v) {
     LLVMBuilderRef b = C->b;
     if (t == DT_BOOL) {
-        *v = LLVMBuildSelect(b, *v, fmt_global(C, "true"), fmt_global(C, "false"), "");
+        /* one string per statement: argument order is unspecified (F7) */
+        LLVMValueRef no = fmt_global(C, "false");
+        LLVMValueRef yes = fmt_global(C, "true");
+        *v = LLVMBuildSelect(b, *v, yes, no, "");
         return "%s";
     }
     if (t == DT_PTR) { *v = LLVMBuildPtrToInt(b, *v, C->i64, ""); return "0x%llx"; }

@@ -11,7 +11,8 @@
  *      stops there and no identity element is ever needed;
  *   3. across warps: when the axis spans W > 1 warps, every warp writes its
  *      partial to shared memory [W x outputs], bar.sync, and every thread
- *      folds the W partials in warp order.
+ *      folds the W partials in warp order (cross_warp_buffer says where
+ *      and whether a barrier before the writes is needed).
  * All threads end with the result: a SLICE(axis, L) value (rank-1 operand:
  * a uniform scalar). The combine must be associative and commutative (the
  * butterfly applies it in a lane-dependent order).
@@ -120,6 +121,52 @@ static void comb2(cg_ctx *C, const red_kind *rk, LLVMValueRef *a, LLVMValueRef *
     *ai = LLVMBuildSelect(C->b, t, xi, *ai, "");
 }
 
+/* Is `in` inside a for / while body (executed more than once per launch)? */
+static bool in_loop(const ir_inst *in) {
+    for (const ir_region *r = in->parent; r && r->parent; r = r->parent->parent)
+        if (r->parent->op == IR_FOR || r->parent->op == IR_WHILE) return true;
+    return false;
+}
+
+/* Static shared memory for reductions: at most this much per kernel, so
+ * that the dynamic scratch keeps nearly all of the 48 KB. */
+enum { RED_STATIC_MAX = 4096 };
+
+/* Where the partials of step 3 go, and whether the writes need a barrier
+ * before them (*lead).
+ *
+ * One barrier (the common case): a reduction that runs at most once per
+ * launch (not in a loop body) gets its own static shared buffer
+ * (`.shared .b8 __blk_red[N]`, one per reduction op). Its only hazard is
+ * read-after-write (a thread reading partials another warp has not written
+ * yet), which the barrier between the writes and the reads covers. There
+ * is no write-after-read hazard: nothing else ever writes the buffer, and
+ * the reduction itself writes it once; so the leading barrier the shared
+ * scratch protocol needs (cg_convert.c: a slow thread may still be reading
+ * the previous user's data at offset 0) is not needed. The layernorm pair of
+ * reductions thus costs two barriers instead of four.
+ *
+ * Two barriers: in a loop body the same buffer is written again in the next
+ * iteration while a slow thread may still read this one's partials; such a
+ * reduction (and one that would exceed RED_STATIC_MAX) uses the shared
+ * scratch under its protocol, barrier before the writes included. */
+static LLVMValueRef cross_warp_buffer(cg_ctx *C, ir_inst *in, int64_t bytes, bool *lead) {
+    if (in_loop(in) || C->smem_static + bytes > RED_STATIC_MAX ||
+        C->smem_bytes + C->smem_static + bytes > C->tgt->smem_static_max) {
+        *lead = true;
+        return cg_smem(C, in->loc, bytes);
+    }
+    *lead = false;
+    int64_t size = (bytes + 15) / 16 * 16;
+    LLVMTypeRef at = LLVMArrayType2(C->i8, (uint64_t)size);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(C->mod, at, "__blk_red", 3);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetInitializer(g, LLVMGetUndef(at));
+    LLVMSetAlignment(g, 16);
+    C->smem_static += (int)size;
+    return g;
+}
+
 static void lower_reduce(cg_ctx *C, ir_inst *in) {
     LLVMBuilderRef b = C->b;
     ir_value *x = in->operands[0], *r = in->results[0];
@@ -182,14 +229,15 @@ static void lower_reduce(cg_ctx *C, ir_inst *in) {
         int vb = dtype_bytes(rk.to) < 1 ? 1 : dtype_bytes(rk.to);
         if (rk.to == DT_BOOL) vb = 1;
         int64_t vbytes = (warps * total * vb + 15) / 16 * 16;
-        LLVMValueRef base = cg_smem(C, in->loc, vbytes + (rk.arg ? warps * total * 4 : 0));
+        bool lead;
+        LLVMValueRef base = cross_warp_buffer(C, in, vbytes + (rk.arg ? warps * total * 4 : 0), &lead);
         int wstride = 1;
         for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) wstride *= li.f.wpc[li.f.order[i]];
         LLVMValueRef wc = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, wstride), ""), cg_const_i32(C, wpc), "");
         wc = LLVMBuildURem(b, wc, cg_const_i32(C, warps), "");
         LLVMTypeRef mt = cg_mem_type(C, rk.to);
         LLVMValueRef ibase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, vbytes)}, 1, "");
-        cg_barrier(C);
+        if (lead) cg_barrier(C);
         for (int j = 0; j < nout; j++) {
             LLVMValueRef slot = LLVMBuildAdd(b, LLVMBuildMul(b, wc, cg_const_i32(C, total), ""), outlin[j], "");
             LLVMValueRef v = rk.to == DT_BOOL ? LLVMBuildZExt(b, acc[j], C->i8, "") : acc[j];
@@ -324,332 +372,7 @@ static void lower_scan(cg_ctx *C, ir_inst *in) {
     cg_set(C, r, out);
 }
 
-/* ---- topk ----
- * K rounds of a (available, value, index) arg-reduction over the axis (the
- * three steps above, shuffling all three), each marking its winner taken.
- * Order: available first, then the larger value (NaN largest, as SORT
- * descending), then the lower index. Round t gives element t of the result;
- * a result register picks its round by its coordinate along the axis. */
-typedef struct {
-    LLVMValueRef av, v, i;
-} tk_key;
-
-static LLVMValueRef tk_wins(cg_ctx *C, blk_dtype t, tk_key a, tk_key x) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef gt, eq;
-    if (dtype_is_float(t)) {
-        blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
-        LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a.v), fx = cg_cast_scalar(C, LOC_NONE, t, w, x.v);
-        LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
-        /* One statement per emitted instruction: the order in which C
-         * evaluates call arguments is unspecified (gcc and clang differ), and
-         * the PTX must not depend on the compiler blkc was built with. */
-        LLVMValueRef xonly = LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), "");
-        gt = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOGT, fx, fa, ""), xonly, "");
-        LLVMValueRef both = LLVMBuildAnd(b, xn, an, "");
-        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fx, fa, ""), both, "");
-    } else {
-        gt = LLVMBuildICmp(b, dtype_is_signed(t) ? LLVMIntSGT : LLVMIntUGT, x.v, a.v, "");
-        eq = LLVMBuildICmp(b, LLVMIntEQ, x.v, a.v, "");
-    }
-    LLVMValueRef better = LLVMBuildOr(b, gt, LLVMBuildAnd(b, eq, LLVMBuildICmp(b, LLVMIntSLT, x.i, a.i, ""), ""), "");
-    LLVMValueRef same_av = LLVMBuildICmp(b, LLVMIntEQ, x.av, a.av, "");
-    LLVMValueRef keep = LLVMBuildAnd(b, same_av, better, ""); /* (argument order: see above) */
-    return LLVMBuildOr(b, LLVMBuildAnd(b, x.av, LLVMBuildNot(b, a.av, ""), ""), keep, "");
-}
-
-static void tk_comb(cg_ctx *C, blk_dtype t, tk_key *a, tk_key x) {
-    LLVMValueRef w = tk_wins(C, t, *a, x);
-    a->av = LLVMBuildSelect(C->b, w, x.av, a->av, "");
-    a->v = LLVMBuildSelect(C->b, w, x.v, a->v, "");
-    a->i = LLVMBuildSelect(C->b, w, x.i, a->i, "");
-}
-
-static void lower_topk(cg_ctx *C, ir_inst *in) {
-    LLVMBuilderRef b = C->b;
-    ir_value *x = in->operands[0], *rv = in->results[0], *ri = in->results[1];
-    int ax = in->axis, rank = x->type.rank, K = (int)in->ival;
-    blk_dtype t = (blk_dtype)x->type.dtype;
-    const lay_layout *xl = cg_lay(C, x);
-    if (!lay_fits(xl, rank, rv->type.shape) || K < 1) {
-        cg_error(C, in->loc, "topk of %d along a dim of %d elements is not supported by the PTX backend yet", K,
-                 x->type.shape[ax]);
-        return;
-    }
-    cg_val xv = cg_get(C, x, xl);
-    cg_lay_info li, ro;
-    cg_lay_info_get(C, xl, rank, x->type.shape, &li);
-    cg_lay_info_get(C, xl, rank, rv->type.shape, &ro);
-    int n = li.n[ax], nlines = li.nregs / n;
-    LLVMValueRef *avail = ARENA_ARRAY(C->a, LLVMValueRef, li.nregs), *crd = ARENA_ARRAY(C->a, LLVMValueRef, li.nregs);
-    tk_key *win = ARENA_ARRAY(C->a, tk_key, (size_t)nlines * K);
-    int *line_of = ARENA_ARRAY(C->a, int, li.nregs);
-    LLVMValueRef *outlin = ARENA_ARRAY(C->a, LLVMValueRef, nlines);
-    if (!avail || !crd || !win || !line_of || !outlin) { C->failed = true; return; }
-    /* lines: registers sharing the coordinates off the axis */
-    int *first = ARENA_ARRAY(C->a, int, nlines);
-    for (int r = 0, ln = 0; r < li.nregs; r++) {
-        int k[IR_MAX_RANK];
-        cg_reg_index(&li, r, k);
-        avail[r] = LLVMConstInt(C->i1, 1, 0);
-        crd[r] = cg_reg_coord(C, &li, r, ax);
-        if (k[ax] == 0) { first[ln] = r; line_of[r] = ln++; }
-    }
-    for (int r = 0; r < li.nregs; r++) {
-        int k[IR_MAX_RANK];
-        cg_reg_index(&li, r, k);
-        k[ax] = 0;
-        int r0 = cg_reg_of(&li, k);
-        line_of[r] = line_of[r0];
-    }
-    for (int ln = 0; ln < nlines; ln++) {
-        /* linear index of the line among all lines (row-major, axis removed) */
-        LLVMValueRef lin = cg_const_i32(C, 0);
-        int64_t stride = 1, cst = 0, off[IR_MAX_RANK];
-        cg_reg_offsets(&li, first[ln], off);
-        for (int d = rank - 1; d >= 0; d--) {
-            if (d == ax) continue;
-            lin = LLVMBuildAdd(b, lin, LLVMBuildMul(b, li.base[d], cg_const_i32(C, stride), ""), "");
-            cst += off[d] * stride;
-            stride *= x->type.shape[d];
-        }
-        outlin[ln] = LLVMBuildAdd(b, lin, cg_const_i32(C, cst), "");
-    }
-    int p = li.f.dims[ax];
-    int64_t S = x->type.shape[ax], spt = li.f.spt[p], tpw = li.f.tpw[p], wpc = li.f.wpc[p];
-    int64_t lanes = S <= spt ? 1 : (S / spt < tpw ? S / spt : tpw);
-    int64_t per_warp = spt * tpw, warps = S <= per_warp ? 1 : (S / per_warp < wpc ? S / per_warp : wpc);
-    int stride = 1, wstride = 1;
-    for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) {
-        stride *= li.f.tpw[li.f.order[i]];
-        wstride *= li.f.wpc[li.f.order[i]];
-    }
-    int64_t total = 1; /* lines in the whole block */
-    for (int d = 0; d < rank; d++)
-        if (d != ax) total *= x->type.shape[d];
-    LLVMTypeRef mt = cg_mem_type(C, t);
-    int vb = t == DT_BOOL ? 1 : dtype_bytes(t);
-    int64_t vbytes = (warps * total * vb + 15) / 16 * 16, ibytes = warps * total * 4;
-    LLVMValueRef base = warps > 1 ? cg_smem(C, in->loc, vbytes + ibytes + warps * total) : NULL;
-    for (int round = 0; round < K; round++) {
-        for (int ln = 0; ln < nlines; ln++) {
-            tk_key a = {0};
-            for (int e = 0; e < n; e++) {
-                int k[IR_MAX_RANK];
-                cg_reg_index(&li, first[ln], k);
-                k[ax] = e;
-                int r = cg_reg_of(&li, k);
-                tk_key xk = {avail[r], xv.v[r], crd[r]};
-                if (e == 0) a = xk;
-                else tk_comb(C, t, &a, xk);
-            }
-            for (int64_t off = 1; off < lanes; off *= 2) {
-                tk_key o = {LLVMBuildTrunc(b, shfl_xor(C, LLVMBuildZExt(b, a.av, C->i32, ""), (int)(off * stride)), C->i1, ""),
-                            shfl_xor(C, a.v, (int)(off * stride)), shfl_xor(C, a.i, (int)(off * stride))};
-                tk_comb(C, t, &a, o);
-            }
-            win[round * nlines + ln] = a;
-        }
-        if (warps > 1) {
-            LLVMValueRef wc = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, wstride), ""), cg_const_i32(C, wpc), "");
-            wc = LLVMBuildURem(b, wc, cg_const_i32(C, warps), "");
-            LLVMValueRef ib = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, vbytes)}, 1, "");
-            LLVMValueRef ab = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, vbytes + ibytes)}, 1, "");
-            cg_barrier(C);
-            for (int ln = 0; ln < nlines; ln++) {
-                tk_key a = win[round * nlines + ln];
-                LLVMValueRef slot = LLVMBuildAdd(b, LLVMBuildMul(b, wc, cg_const_i32(C, total), ""), outlin[ln], "");
-                LLVMBuildStore(b, t == DT_BOOL ? LLVMBuildZExt(b, a.v, C->i8, "") : a.v, LLVMBuildGEP2(b, mt, base, &slot, 1, ""));
-                LLVMBuildStore(b, a.i, LLVMBuildGEP2(b, C->i32, ib, &slot, 1, ""));
-                LLVMBuildStore(b, LLVMBuildZExt(b, a.av, C->i8, ""), LLVMBuildGEP2(b, C->i8, ab, &slot, 1, ""));
-            }
-            cg_barrier(C);
-            for (int ln = 0; ln < nlines; ln++) {
-                tk_key a = {0};
-                for (int w = 0; w < warps; w++) {
-                    LLVMValueRef slot = LLVMBuildAdd(b, cg_const_i32(C, w * total), outlin[ln], "");
-                    LLVMValueRef v = LLVMBuildLoad2(b, mt, LLVMBuildGEP2(b, mt, base, &slot, 1, ""), "");
-                    if (t == DT_BOOL) v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(C->i8, 0, 0), "");
-                    tk_key o = {LLVMBuildICmp(b, LLVMIntNE, LLVMBuildLoad2(b, C->i8, LLVMBuildGEP2(b, C->i8, ab, &slot, 1, ""), ""),
-                                              LLVMConstInt(C->i8, 0, 0), ""),
-                                v, LLVMBuildLoad2(b, C->i32, LLVMBuildGEP2(b, C->i32, ib, &slot, 1, ""), "")};
-                    if (w == 0) a = o;
-                    else tk_comb(C, t, &a, o);
-                }
-                win[round * nlines + ln] = a;
-            }
-        }
-        for (int r = 0; r < li.nregs; r++)
-            avail[r] = LLVMBuildAnd(b, avail[r], LLVMBuildICmp(b, LLVMIntNE, crd[r], win[round * nlines + line_of[r]].i, ""), "");
-    }
-    /* results in xl over the [.., K, ..] shape, then the results' layouts */
-    cg_val ov = cg_new_val(C, ro.nregs, xl), oi = cg_new_val(C, ro.nregs, xl);
-    for (int r = 0; r < ro.nregs; r++) {
-        int k[IR_MAX_RANK];
-        cg_reg_index(&ro, r, k);
-        k[ax] = 0;
-        int ln = line_of[cg_reg_of(&li, k)];
-        LLVMValueRef c = cg_reg_coord(C, &ro, r, ax);
-        LLVMValueRef v = win[ln].v, i = win[ln].i;
-        for (int round = 1; round < K; round++) {
-            LLVMValueRef is = LLVMBuildICmp(b, LLVMIntEQ, c, cg_const_i32(C, round), "");
-            v = LLVMBuildSelect(b, is, win[round * nlines + ln].v, v, "");
-            i = LLVMBuildSelect(b, is, win[round * nlines + ln].i, i, "");
-        }
-        ov.v[r] = v;
-        oi.v[r] = cg_cast_scalar(C, in->loc, DT_I32, (blk_dtype)ri->type.dtype, i);
-    }
-    const lay_layout *lv = cg_lay(C, rv), *lx = cg_lay(C, ri);
-    if (!lay_eq(xl, lv)) ov = cg_convert(C, in->loc, ov, rv->type, lv);
-    if (!lay_eq(xl, lx)) oi = cg_convert(C, in->loc, oi, ri->type, lx);
-    cg_set(C, rv, ov);
-    cg_set(C, ri, oi);
-}
-
-/* ---- sort ----
- * A bitonic network over the axis (S a power of two: sema). The operand
- * first moves to a layout with the whole axis inside one warp (as for scans:
- * n = max(S/32, 1) consecutive elements per thread, the rest over the
- * lanes), so every compare-exchange of positions i and i^j is either
- * in-thread (j < n: both registers of one thread) or a butterfly shuffle
- * with lane offset (j/n)*stride (the partner keeps the other half of the
- * pair). Wrapped replica lanes compute the same pairs, since positions are
- * lane coordinates modulo S/n.
- *
- * Order (interp_reduce.c): NaN above every number, -0 == +0, ascending
- * unless IRF_DESCENDING; stability by sorting (value, original index) pairs
- * with the lower index first on ties, which makes the order strict and the
- * network's result exactly the stable sort. Integers and bools skip the
- * index: equal values are indistinguishable. */
-static LLVMValueRef sort_before(cg_ctx *C, blk_dtype t, bool desc, LLVMValueRef a, LLVMValueRef ai, LLVMValueRef x,
-                                LLVMValueRef xi) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef lt, eq;
-    if (dtype_is_float(t)) {
-        blk_dtype w = t == DT_F64 ? DT_F64 : DT_F32;
-        LLVMValueRef fa = cg_cast_scalar(C, LOC_NONE, t, w, a), fx = cg_cast_scalar(C, LOC_NONE, t, w, x);
-        LLVMValueRef an = LLVMBuildFCmp(b, LLVMRealUNO, fa, fa, ""), xn = LLVMBuildFCmp(b, LLVMRealUNO, fx, fx, "");
-        /* one emitted instruction per statement: C's argument evaluation
-         * order is unspecified, the PTX must not depend on it */
-        LLVMValueRef nan_side = desc ? LLVMBuildAnd(b, an, LLVMBuildNot(b, xn, ""), "")
-                                     : LLVMBuildAnd(b, xn, LLVMBuildNot(b, an, ""), "");
-        lt = LLVMBuildOr(b, LLVMBuildFCmp(b, desc ? LLVMRealOGT : LLVMRealOLT, fa, fx, ""), nan_side, "");
-        LLVMValueRef both = LLVMBuildAnd(b, an, xn, "");
-        eq = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealOEQ, fa, fx, ""), both, "");
-    } else {
-        if (LLVMGetTypeKind(LLVMTypeOf(a)) == LLVMPointerTypeKind) {
-            a = LLVMBuildPtrToInt(b, a, C->i64, "");
-            x = LLVMBuildPtrToInt(b, x, C->i64, "");
-        }
-        bool s = dtype_is_signed(t) && t != DT_BOOL;
-        lt = LLVMBuildICmp(b, desc ? (s ? LLVMIntSGT : LLVMIntUGT) : (s ? LLVMIntSLT : LLVMIntULT), a, x, "");
-        eq = NULL;
-    }
-    if (!ai) return lt;
-    return LLVMBuildOr(b, lt, LLVMBuildAnd(b, eq, LLVMBuildICmp(b, LLVMIntSLT, ai, xi, ""), ""), "");
-}
-
-static void lower_sort(cg_ctx *C, ir_inst *in) {
-    LLVMBuilderRef b = C->b;
-    ir_value *x = in->operands[0], *r = in->results[0];
-    int ax = in->axis, rank = x->type.rank;
-    bool desc = (in->flags & IRF_DESCENDING) != 0;
-    blk_dtype t = (blk_dtype)x->type.dtype;
-    int32_t S = rank ? x->type.shape[ax] : 0;
-    if (rank < 1 || S < 1 || (S & (S - 1))) {
-        cg_error(C, in->loc, "internal error: sort needs a power-of-two axis (got %d)", (int)S);
-        return;
-    }
-    const lay_layout *sl = lay_choose_blocked(C->a, rank, x->type.shape, C->num_warps, ax, S >= 32 ? S / 32 : 1);
-    cg_lay_info li;
-    cg_lay_info_get(C, sl, rank, x->type.shape, &li);
-    int p = li.f.dims[ax];
-    int64_t spt = li.f.spt[p], tpw = li.f.tpw[p];
-    if (S > spt && S > spt * tpw) {
-        cg_error(C, in->loc, "internal error: sort layout does not keep the axis in one warp");
-        return;
-    }
-    cg_val xv = cg_get(C, x, sl);
-    cg_val out = cg_new_val(C, li.nregs, sl);
-    bool need_idx = dtype_is_float(t);
-    int n = li.n[ax], nlines = li.nregs / n;
-    int stride = 1;
-    for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) stride *= li.f.tpw[li.f.order[i]];
-    LLVMValueRef *v = ARENA_ARRAY(C->a, LLVMValueRef, n), *ix = ARENA_ARRAY(C->a, LLVMValueRef, n);
-    LLVMValueRef *pos = ARENA_ARRAY(C->a, LLVMValueRef, n);
-    int *regs = ARENA_ARRAY(C->a, int, n);
-    if (!v || !ix || !pos || !regs) { C->failed = true; return; }
-    for (int line = 0; line < nlines; line++) {
-        int k[IR_MAX_RANK] = {0}, rest = line;
-        for (int i = 0; i < rank; i++) {
-            int d = li.f.reg_order[i];
-            if (d == ax) continue;
-            k[d] = rest % li.n[d];
-            rest /= li.n[d];
-        }
-        for (int e = 0; e < n; e++) {
-            k[ax] = e;
-            regs[e] = cg_reg_of(&li, k);
-            v[e] = xv.v[regs[e]];
-            pos[e] = cg_reg_coord(C, &li, regs[e], ax);
-            ix[e] = need_idx ? pos[e] : NULL;
-        }
-        for (int kk = 2; kk <= S; kk *= 2)
-            for (int j = kk / 2; j > 0; j /= 2) {
-                if (j < n) {
-                    /* in-thread: positions base+e and base+(e^j), base a multiple of n */
-                    for (int e = 0; e < n; e++) {
-                        if (e & j) continue;
-                        int h = e ^ j;
-                        LLVMValueRef up = kk < n ? LLVMConstInt(C->i1, (e & kk) == 0, 0)
-                                                 : LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, kk), ""),
-                                                                 cg_const_i32(C, 0), "");
-                        /* swap when the pair is out of order for its direction */
-                        LLVMValueRef hb = sort_before(C, t, desc, v[h], ix[h], v[e], ix[e]);
-                        LLVMValueRef lb = sort_before(C, t, desc, v[e], ix[e], v[h], ix[h]);
-                        LLVMValueRef sw = LLVMBuildSelect(b, up, hb, lb, "");
-                        LLVMValueRef ve = LLVMBuildSelect(b, sw, v[h], v[e], ""), vh = LLVMBuildSelect(b, sw, v[e], v[h], "");
-                        v[e] = ve;
-                        v[h] = vh;
-                        if (need_idx) {
-                            LLVMValueRef ie = LLVMBuildSelect(b, sw, ix[h], ix[e], ""), ih = LLVMBuildSelect(b, sw, ix[e], ix[h], "");
-                            ix[e] = ie;
-                            ix[h] = ih;
-                        }
-                    }
-                } else {
-                    int off = (j / n) * stride;
-                    for (int e = 0; e < n; e++) {
-                        LLVMValueRef pv = shfl_xor(C, v[e], off), pi = need_idx ? shfl_xor(C, ix[e], off) : NULL;
-                        LLVMValueRef lower = LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, j), ""),
-                                                           cg_const_i32(C, 0), "");
-                        LLVMValueRef up = kk >= S ? LLVMConstInt(C->i1, 1, 0)
-                                                  : LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, pos[e], cg_const_i32(C, kk), ""),
-                                                                  cg_const_i32(C, 0), "");
-                        LLVMValueRef keep_first = LLVMBuildICmp(b, LLVMIntEQ, lower, up, "");
-                        LLVMValueRef mine_first = sort_before(C, t, desc, v[e], ix[e], pv, pi);
-                        LLVMValueRef take = LLVMBuildXor(b, keep_first, mine_first, "");
-                        v[e] = LLVMBuildSelect(b, take, pv, v[e], "");
-                        if (need_idx) ix[e] = LLVMBuildSelect(b, take, pi, ix[e], "");
-                    }
-                }
-            }
-        for (int e = 0; e < n; e++) out.v[regs[e]] = v[e];
-    }
-    const lay_layout *rl = cg_lay(C, r);
-    if (!lay_eq(sl, rl)) out = cg_convert(C, in->loc, out, r->type, rl);
-    cg_set(C, r, out);
-}
-
 bool cg_reduce(cg_ctx *C, ir_inst *in) {
-    if (in->op == IR_TOPK) {
-        lower_topk(C, in);
-        return true;
-    }
-    if (in->op == IR_SORT) {
-        lower_sort(C, in);
-        return true;
-    }
     switch (in->op) {
     case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION:
         lower_reduce(C, in);

@@ -1,8 +1,8 @@
 /* blkc — the blk compiler command line, over libblkc (blk/blkc.h).
  *
  *   blkc FILE.blk [-o OUT] [--emit=KIND] [--arch ARCH] [-D NAME=VALUE]...
- *        [-I DIR]... [-O0..3] [--kernel NAME] [-Werror] [--max-errors=N]
- *        [--no-verify]
+ *        [-I DIR]... [-O0..3] [--kernel NAME] [--variant SPEC]...
+ *        [--no-default-variants] [-Werror] [--max-errors=N] [--no-verify]
  *
  * Exit status: 0 success, 1 errors in the input, 2 bad command line.
  * Diagnostics go to stderr; the requested output to OUT (stdout if OUT is
@@ -18,7 +18,7 @@
 static const char usage[] =
     "usage: blkc FILE.blk [options]\n"
     "  -o FILE               write output to FILE ('-' = stdout, the default)\n"
-    "  --emit=KIND           tokens | ast | ir | ir-after=PASS | ptx | llvm | meta\n"
+    "  --emit=KIND           tokens | ast | ir | ir-after=PASS | ptx | llvm | meta | meta-front\n"
     "                        (PASS: sema, inline, canonicalize, axisinfo, layout);\n"
     "                        default: ptx when OUT ends in .ptx, else ir\n"
     "  --arch ARCH           GPU target: sm_90a (default), sm_90, sm_80\n"
@@ -26,6 +26,9 @@ static const char usage[] =
     "  -I DIR                add DIR to the import search path\n"
     "  -O0 .. -O3            optimisation level (default -O2)\n"
     "  --kernel NAME         build only kernel NAME\n"
+    "  --variant SPEC        one more PTX entry per kernel: [KERNEL:]NAME=d16|eq1|-,...\n"
+    "                        (e.g. stride=eq1,n=d16; parameters not named assume nothing)\n"
+    "  --no-default-variants only the --variant entries (default: also all-d16 and fallback)\n"
     "  -Werror               treat warnings as errors\n"
     "  --max-errors=N        stop after N errors (default 20)\n"
     "  --no-verify           do not run the IR verifier between passes\n"
@@ -79,6 +82,11 @@ int main(int argc, char **argv) {
         } else if (strncmp(a, "--kernel", 8) == 0) {
             if (!(v = opt_value(argc, argv, &i, "--kernel"))) status = usage_error("%s needs a name", "--kernel");
             else kernel = v;
+        } else if (strncmp(a, "--variant", 9) == 0 && (a[9] == 0 || a[9] == '=')) {
+            if (!(v = opt_value(argc, argv, &i, "--variant"))) status = usage_error("%s needs a spec", "--variant");
+            else if (blkc_add_variant(c, v) != BLK_OK) status = 2;
+        } else if (strcmp(a, "--no-default-variants") == 0) {
+            blkc_set_default_variants(c, 0);
         } else if (strncmp(a, "--max-errors", 12) == 0) {
             if (!(v = opt_value(argc, argv, &i, "--max-errors")) || atoi(v) <= 0)
                 status = usage_error("%s needs a positive number", "--max-errors");
@@ -132,10 +140,12 @@ int main(int argc, char **argv) {
     if (werror) blkc_set_werror(c, 1);
     bool front_only = strcmp(emit, "tokens") == 0 || strcmp(emit, "ast") == 0;
     bool after = strncmp(emit, "ir-after=", 9) == 0;
-    bool backend = strcmp(emit, "ptx") == 0 || strcmp(emit, "llvm") == 0 || strcmp(emit, "meta") == 0;
+    bool backend = strcmp(emit, "ptx") == 0 || strcmp(emit, "llvm") == 0 || strcmp(emit, "meta") == 0 ||
+                   strcmp(emit, "meta-front") == 0;
     if (!front_only && !after && !backend && strcmp(emit, "ir") != 0) {
         blkc_free(c);
-        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS, ptx, llvm, meta)", emit);
+        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS, ptx, llvm, meta, meta-front)",
+                           emit);
     }
     if (after) blkc_set_dump_after(c, emit + 9);
 

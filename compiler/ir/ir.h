@@ -133,6 +133,8 @@ struct ir_func {
     VEC(ir_type) result_types;           /* device fns */
     VEC(ir_const_binding) consts;        /* kernels: const params this specialisation fixed */
     VEC(const char *) param_names;       /* runtime parameter names, in order */
+    VEC(int) do_not_specialize;          /* kernels: runtime parameters (indexes, ascending) no
+                                            variant assumes anything of (@do_not_specialize) */
     int num_warps, num_stages;
     ir_func *next;
 };

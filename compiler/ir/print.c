@@ -51,6 +51,9 @@
  *    `} else {` before its second region, while `} do {` before its body;
  *    desc_load/desc_store group their operands as dims(...) strides(...)
  *    offsets(...); call prints `call @callee(args...)`;
+ *  - a kernel's header lists num_warps, num_stages, then the parameters of
+ *    @do_not_specialize as `do_not_specialize(%1, %3)` (when there are any)
+ *    and its const values as `consts(NAME=V, ...)`;
  *  - two spaces of indentation per region level; a source name hint is
  *    appended as `  // name`.
  * Output depends only on the IR, never on addresses or allocation order.
@@ -376,6 +379,15 @@ void ir_print_func(blk_strbuf *out, ir_func *f) {
         if (f->result_types.len > 1) sb_puts(out, ")");
     }
     if (f->is_kernel) sb_printf(out, " num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->do_not_specialize.len > 0) {
+        sb_puts(out, " do_not_specialize(");
+        for (int k = 0; k < f->do_not_specialize.len; k++) {
+            int p = f->do_not_specialize.data[k];
+            if (k) sb_puts(out, ", ");
+            put_value(out, body && p >= 0 && p < body->args.len ? body->args.data[p] : NULL);
+        }
+        sb_puts(out, ")");
+    }
     if (f->consts.len > 0) {
         sb_puts(out, " consts(");
         for (int k = 0; k < f->consts.len; k++) {

@@ -36,7 +36,7 @@ static ax_info *slot(ax_table *t, const ir_value *v) {
 }
 
 const ax_info *ax_get(const ax_table *t, const ir_value *v) {
-    static const ax_info none = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}};
+    static const ax_info none = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, false, 0};
     if (!t || !v || v->id < 0 || v->id >= t->num_values) return &none;
     return &t->info[v->id];
 }
@@ -46,6 +46,8 @@ static int64_t dim(const ir_value *v, int d) { return v->type.rank ? v->type.sha
 
 static void set_default(ax_info *o) {
     for (int d = 0; d < IR_MAX_RANK; d++) o->contig[d] = o->div[d] = o->constancy[d] = 1;
+    o->has_value = false;
+    o->value = 0;
 }
 
 /* A value equal along the whole of every dim (a splat / scalar): its runs
@@ -66,6 +68,12 @@ int64_t ax_elem_div(const ax_table *t, const ir_value *v) {
     return r;
 }
 
+/* Shape ops move values, not change them: a known value stays known. */
+static void keep_value(ax_info *o, const ax_info *x) {
+    o->has_value = x->has_value;
+    o->value = x->value;
+}
+
 static bool is_uniform(const ax_info *i, const ir_value *v) {
     for (int d = 0; d < rank_of(v); d++)
         if (i->constancy[d] < dim(v, d)) return false;
@@ -79,6 +87,11 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
     set_default(o);
     blk_dtype dt = (blk_dtype)a->type.dtype;
     bool intlike = dtype_is_int(dt) || dt == DT_BOOL;
+    /* a product with a known 1 (an eq1 argument) is the other factor */
+    if (in->op == IR_MUL && dtype_is_int(dt) && ((x->has_value && x->value == 1) || (y->has_value && y->value == 1))) {
+        *o = x->has_value && x->value == 1 ? *y : *x;
+        return;
+    }
     for (int d = 0; d < rank; d++) {
         o->constancy[d] = gcd64(x->constancy[d], y->constancy[d]);
         switch (in->op) {
@@ -156,8 +169,13 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
     switch (in->op) {
     case IR_CONST:
         if (!o) break;
-        if (dtype_is_int((blk_dtype)r->type.dtype) || r->type.dtype == DT_BOOL) set_uniform(o, r, ax_pow2_div(in->ival));
-        else set_uniform(o, r, 1);
+        if (dtype_is_int((blk_dtype)r->type.dtype) || r->type.dtype == DT_BOOL) {
+            set_uniform(o, r, ax_pow2_div(in->ival));
+            o->has_value = true;
+            o->value = in->ival;
+        } else {
+            set_uniform(o, r, 1);
+        }
         break;
     case IR_PROGRAM_ID:
     case IR_NUM_PROGRAMS:
@@ -168,7 +186,9 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
         o->div[0] = ax_pow2_div(in->ival);
         break;
     case IR_SPLAT:
-        if (o) set_uniform(o, r, ax_elem_div(C->t, in->operands[0]));
+        if (!o) break;
+        set_uniform(o, r, ax_elem_div(C->t, in->operands[0]));
+        keep_value(o, ax_get(C->t, in->operands[0]));
         break;
     case IR_BROADCAST: {
         if (!o) break;
@@ -179,6 +199,7 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
             o->div[d] = grown ? ax_elem_div(C->t, in->operands[0]) : x->div[d];
             o->constancy[d] = grown ? dim(r, d) : x->constancy[d];
         }
+        keep_value(o, x);
         break;
     }
     case IR_EXPAND_DIMS: {
@@ -200,6 +221,21 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
                 o->constancy[d] = dim(r, d);
             }
         }
+        keep_value(o, x);
+        break;
+    }
+    case IR_PERMUTE: {
+        /* result dim d is operand dim perm[d]: its runs and facts move with it
+         * (a transposed mask stays uniform along the dim it was uniform on) */
+        if (!o) break;
+        const ax_info *x = ax_get(C->t, in->operands[0]);
+        for (int d = 0; d < rank_of(r); d++) {
+            int s = in->perm[d];
+            o->contig[d] = x->contig[s];
+            o->div[d] = x->div[s];
+            o->constancy[d] = x->constancy[s];
+        }
+        keep_value(o, x);
         break;
     }
     case IR_MULTIPLE_OF:
@@ -286,10 +322,28 @@ ax_table *ax_analyze(blk_arena *a, ir_func *f, const ax_spec *spec) {
         if (p->type.dtype == DT_PTR) div = dtype_bytes((blk_dtype)p->type.pointee); /* natural alignment */
         if (sp == AX_SPEC_D16) div = 16;
         set_uniform(s, p, div);
-        if (sp == AX_SPEC_EQ1) s->div[0] = 1;
+        if (sp == AX_SPEC_EQ1 && dtype_is_int((blk_dtype)p->type.dtype)) {
+            s->div[0] = 1;
+            s->has_value = true;
+            s->value = 1;
+        }
     }
     visit_region(&C, body);
     return t;
+}
+
+ax_spec *ax_d16_spec(blk_arena *a, const ir_func *f) {
+    int np = f->body->args.len;
+    ax_spec *spec = ARENA_ARRAY(a, ax_spec, np + 1);
+    if (!spec) return NULL;
+    for (int k = 0; k < np; k++) {
+        blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
+        spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
+    }
+    for (int j = 0; j < f->do_not_specialize.len; j++)
+        if (f->do_not_specialize.data[j] >= 0 && f->do_not_specialize.data[j] < np)
+            spec[f->do_not_specialize.data[j]] = AX_SPEC_NONE;
+    return spec;
 }
 
 /* ---- dump ---- */
@@ -327,13 +381,8 @@ void ax_dump_module(blk_strbuf *out, ir_module *m) {
     blk_arena *a = m->arena;
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
-        int np = f->body->args.len;
-        ax_spec *spec = ARENA_ARRAY(a, ax_spec, np + 1);
+        ax_spec *spec = ax_d16_spec(a, f);
         if (!spec) return;
-        for (int k = 0; k < np; k++) {
-            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
-            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
-        }
         ax_table *t = ax_analyze(a, f, spec);
         sb_printf(out, "// axisinfo @%s (pointer and integer arguments divisible by 16)\n", f->name);
         if (t) dump_vals(out, t, f->body);

@@ -26,7 +26,14 @@
  * Argument specialisation (Triton's): the runtime compiles a variant that
  * assumes each pointer and integer argument is divisible by 16 (AX_SPEC_D16)
  * and a fallback without assumptions; ax_analyze takes the assumption per
- * runtime parameter.
+ * runtime parameter. An integer argument assumed equal to 1 (AX_SPEC_EQ1) is
+ * the constant 1, and a product with a known 1 has the other factor's facts:
+ *
+ *   offs  = base + arange(0, 8)      [8]  contig 8  div 8
+ *   s     = stride  (i32, eq1)       scalar         value 1
+ *   p     = x + offs * s             [8]  contig 8  div 16   (d16 x)
+ *
+ * so a strided load becomes a vector load in the variant where stride == 1.
  */
 #ifndef BLK_AXISINFO_H
 #define BLK_AXISINFO_H
@@ -42,6 +49,8 @@ typedef struct {
     int64_t contig[IR_MAX_RANK];
     int64_t div[IR_MAX_RANK];
     int64_t constancy[IR_MAX_RANK];
+    bool has_value;  /* every element equals value: integer constants, eq1 */
+    int64_t value;   /* arguments and their splats/broadcasts/widenings */
 } ax_info;
 
 typedef struct {
@@ -53,6 +62,10 @@ typedef struct {
  * parameter i (NULL: none). Never fails; unknown ops get the conservative
  * facts (1, 1, 1). */
 ax_table *ax_analyze(blk_arena *a, ir_func *f, const ax_spec *spec);
+/* The default specialisation: AX_SPEC_D16 for every pointer and integer
+ * parameter not in @do_not_specialize, AX_SPEC_NONE for the others (NULL
+ * when out of memory). */
+ax_spec *ax_d16_spec(blk_arena *a, const ir_func *f);
 const ax_info *ax_get(const ax_table *t, const ir_value *v);
 /* The largest power of two dividing x (AX_MAX_DIV for 0). */
 int64_t ax_pow2_div(int64_t x);

@@ -238,7 +238,7 @@ const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_tab
 
 /* DESC_LOAD / DESC_STORE: base, dims[r], strides[r], offsets[r] (, value).
  * The fast dim is the one whose stride is the constant 1 (the last such; the
- * last dim when none is). A group of `vec` consecutive elements along it,
+ * last dim when none is) — a literal or an eq1 argument (axisinfo's value). A group of `vec` consecutive elements along it,
  * starting at a multiple of vec, is one aligned access under a uniform
  * bounds mask when vec divides: the base (in elements), every other
  * stride, the fast dim's offset and its extent. */
@@ -250,8 +250,8 @@ int lay_desc_vec(const ir_inst *in, const ax_table *ax, int max_vec_bytes, int *
     if (rank < 1 || in->num_operands != 1 + 3 * rank + (st ? 1 : 0)) return 1;
     int fast = -1;
     for (int d = rank - 1; d >= 0 && fast < 0; d--) {
-        const ir_value *s = in->operands[1 + rank + d];
-        if (s->def && s->def->op == IR_CONST && s->def->ival == 1) fast = d;
+        const ax_info *s = ax_get(ax, in->operands[1 + rank + d]);
+        if (s->has_value && s->value == 1) fast = d;
     }
     if (fast < 0) return 1;
     *fast_out = fast;
@@ -546,13 +546,8 @@ void lay_dump_module(blk_strbuf *out, ir_module *m) {
     ir_print_module(out, m);
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
-        int np = f->body->args.len;
-        ax_spec *spec = ARENA_ARRAY(m->arena, ax_spec, np + 1);
+        ax_spec *spec = ax_d16_spec(m->arena, f);
         if (!spec) return;
-        for (int k = 0; k < np; k++) {
-            blk_dtype dt = (blk_dtype)f->body->args.data[k]->type.dtype;
-            spec[k] = dt == DT_PTR || dtype_is_int(dt) ? AX_SPEC_D16 : AX_SPEC_NONE;
-        }
         ax_table *ax = ax_analyze(m->arena, f, spec);
         lay_table *t = ax ? lay_assign(m->arena, f, ax, 16) : NULL;
         sb_printf(out, "// layouts @%s (num_warps=%d; pointer and integer arguments divisible by 16)\n", f->name,

@@ -5,6 +5,10 @@
 #define BLK_PASSES_H
 
 #include "../ir/ir.h"
+#include "axisinfo.h"
+#include "fuse.h"
+#include "layout.h"
+#include "vectorize.h"
 
 typedef struct {
     blk_diag *diag;
@@ -18,6 +22,32 @@ typedef struct {
 int passes_run(ir_module *m, const pass_opts *o);
 /* NULL-terminated list of pipeline pass names, in order. */
 const char *const *pass_names(void);
+
+/* The per-variant analyses codegen lowers from, run in this order by
+ * passes_plan_kernel: axisinfo (under the variant's argument assumptions)
+ * -> layout -> fuse -> vectorize. */
+typedef struct {
+    ax_table *ax;
+    lay_table *lt;
+    fuse_table *fuse;
+    vec_table *vec;
+} kernel_plan;
+
+/* false only when the arena is exhausted. */
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, int max_vec_bytes, kernel_plan *out);
+/* The d16 assumption for every pointer and integer parameter of f but the
+ * @do_not_specialize ones (ax_d16_spec; what the --emit=ir-after dumps of
+ * the analyses show). */
+const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f);
+/* Drop (set to AX_SPEC_NONE) every assumption of spec that f's lowering does
+ * not use: the plan without it is the plan with all of spec (layouts and
+ * access widths equal). Tried one parameter at a time, each drop kept for
+ * the next, so the result still lowers exactly like spec. A kernel's scalar
+ * arguments that only feed arithmetic (a timestep, an epsilon index) then
+ * stop keeping launches out of the specialised entry. Returns how many
+ * assumptions remain, -1 when the arena is exhausted (spec then partly
+ * pruned, still valid). */
+int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, int max_vec_bytes);
 
 /* the passes */
 void pass_inline(ir_module *m);        /* inline every IR_CALL; drop device fns */

@@ -1,10 +1,13 @@
 /* pipeline.c — the pass pipeline, written out in one place (QBE's main.c).
  *
- *   sema ──► inline ──► canonicalize ──► axisinfo ──► layout ──► (codegen)
+ *   sema ──► inline ──► canonicalize ──► axisinfo ──► layout ──► fuse ──► vectorize ──► (codegen)
  *
- * axisinfo and layout are analyses: codegen recomputes them per argument
- * specialisation; here they only provide dump points that print their facts
- * after the IR (ax_dump_module, lay_dump_module).
+ * axisinfo, layout, fuse and vectorize are analyses that depend on the
+ * argument specialisation of a variant: codegen runs them per variant
+ * through passes_plan_kernel (below, the same order); in the module
+ * pipeline they only provide dump points that print their results after
+ * the IR for the d16 variant (ax_dump_module, lay_dump_module,
+ * fuse_dump_module, vec_dump_module).
  *
  * Before the first pass and after each one, the verifier runs when
  * verify_each is set (a failure is a compiler bug: the pipeline stops and
@@ -15,9 +18,6 @@
  */
 #include "passes.h"
 
-#include "axisinfo.h"
-#include "layout.h"
-
 #include <string.h>
 
 /* The list: name (pass_NAME is its entry point) and the lowest -O level
@@ -26,7 +26,9 @@
     X(inline, 0, NULL)       /* always: the interpreter and codegen know no calls */ \
     X(canonicalize, 1, NULL) /* fold, identities, CSE, DCE, constant ifs */          \
     X(axisinfo, 0, ax_dump_module) /* analysis: contiguity/divisibility/constancy */ \
-    X(layout, 0, lay_dump_module)  /* analysis: distributed layouts */
+    X(layout, 0, lay_dump_module)  /* analysis: distributed layouts */                \
+    X(fuse, 0, fuse_dump_module)   /* analysis: rematerialise, or exchange */         \
+    X(vectorize, 0, vec_dump_module) /* analysis: width of each memory access */
 
 typedef struct {
     const char *name;
@@ -73,4 +75,44 @@ int passes_run(ir_module *m, const pass_opts *o) {
         }
     }
     return 0;
+}
+
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, int max_vec_bytes, kernel_plan *out) {
+    *out = (kernel_plan){0};
+    out->ax = ax_analyze(a, f, spec);
+    out->lt = out->ax ? lay_assign(a, f, out->ax, max_vec_bytes) : NULL;
+    out->fuse = out->lt ? fuse_analyze(a, f, out->lt) : NULL;
+    out->vec = out->fuse ? vec_analyze(a, f, out->ax, out->lt, max_vec_bytes) : NULL;
+    return out->vec != NULL;
+}
+
+const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f) { return ax_d16_spec(a, f); }
+
+/* Same lowering: the same layout for every value, the same access width
+ * for every memory op and the same constancy (cg_elementwise computes
+ * equal registers once) — all codegen reads of axisinfo. */
+static bool same_plan(const kernel_plan *x, const kernel_plan *y) {
+    if (x->lt->num_values != y->lt->num_values || x->vec->num != y->vec->num) return false;
+    for (int i = 0; i < x->lt->num_values; i++) {
+        if (!lay_eq(x->lt->lay[i], y->lt->lay[i])) return false;
+        for (int d = 0; d < IR_MAX_RANK; d++)
+            if (x->ax->info[i].constancy[d] != y->ax->info[i].constancy[d]) return false;
+    }
+    for (int i = 1; i <= x->vec->num; i++)
+        if (x->vec->acc[i].vec != y->vec->acc[i].vec || !lay_eq(x->vec->acc[i].lay, y->vec->acc[i].lay)) return false;
+    return true;
+}
+
+int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, int max_vec_bytes) {
+    int np = f->body->args.len, kept = 0;
+    kernel_plan full, without;
+    if (!passes_plan_kernel(a, f, spec, max_vec_bytes, &full)) return -1;
+    for (int k = 0; k < np; k++) {
+        if (spec[k] == AX_SPEC_NONE) continue;
+        ax_spec was = spec[k];
+        spec[k] = AX_SPEC_NONE;
+        if (!passes_plan_kernel(a, f, spec, max_vec_bytes, &without)) return -1;
+        if (!same_plan(&full, &without)) spec[k] = was, kept++;
+    }
+    return kept;
 }

@@ -139,7 +139,7 @@ def specs(small=False):
     out.append(softmax_spec(4096, 12345, [("softmax16k", "softmax"), ("softmax_online", "softmax_online")],
                             [(16384, 8), (16384, 16), (16384, 32)]))
 
-    def ln_spec(ML, N, key, blocks_warps):
+    def ln_spec(ML, N, keys, blocks_warps):
         M = R(ML)
         def ref(T, t):
             return {"y": T.nn.functional.layer_norm(t.x.float(), (N,), t.w.float(), t.b.float(), 1e-5)}
@@ -147,7 +147,7 @@ def specs(small=False):
             "layernorm_%dx%d" % (ML, N), "layernorm bf16", "%dx%d" % (ML, N), "bf16", 2 * M * N * 2 + 2 * N * 2,
             {"x": ((M, N), "bf16", "randn"), "w": ((N,), "bf16", "randn"), "b": ((N,), "bf16", "randn"),
              "y": ((M, N), "bf16", "out")}, ["y"],
-            [(key, "layernorm_bf16", ["y", "x", "w", "b", "stride", "n_cols", "eps"])],
+            [(k, kn, ["y", "x", "w", "b", "stride", "n_cols", "eps"]) for k, kn in keys],
             lambda t: (t.y, t.x, t.w, t.b, N, N, 1e-5), lambda c: (M,),
             ref=ref,
             triton=lambda T, P, t, nsm: [
@@ -155,9 +155,12 @@ def specs(small=False):
                  (lambda B=B, w=w: lambda: P.ln_k[(M,)](t.x, t.y, t.w, t.b, N, N, 1e-5, BLOCK=B, num_warps=w))())
                 for B, w in blocks_warps],
             torch_fn=lambda T, t: (lambda: T.nn.functional.layer_norm(t.x, (N,), t.w, t.b, 1e-5)),
-            note="blk: tests/bench/bench_kernels.blk layernorm_bf16 (stdlib layernorm_fwd is f32)")
-    out.append(ln_spec(32768, 4096, "layernorm4k", [(4096, 8), (4096, 4), (4096, 16)]))  # (4096, 8): peers.py's
-    out.append(ln_spec(8192, 5000, "layernorm8k", [(8192, 8), (8192, 16)]))
+            note="blk: tests/bench/bench_kernels.blk layernorm_bf16 (the peer's plain form) and stdlib "
+                 "norm.blk layernorm (aligned rows in registers, else / lnloop: CHUNK columns at a time)")
+    out.append(ln_spec(32768, 4096, [("layernorm4k", "layernorm_bf16"), ("lnstd4k", "layernorm")],
+                       [(4096, 8), (4096, 4), (4096, 16)]))  # (4096, 8): peers.py's
+    out.append(ln_spec(8192, 5000, [("layernorm8k", "layernorm_bf16"), ("lnstd8k", "layernorm"),
+                                    ("lnloop", "layernorm")], [(8192, 8), (8192, 16)]))
 
     M, N = R(32768), 4096
 
@@ -178,7 +181,7 @@ def specs(small=False):
         torch_fn=lambda T, t: (lambda: T.nn.functional.layer_norm(t.x, (N,), t.w, t.b, 1e-5)),
         note="stdlib layernorm_fwd; no Triton peer (peers.py's is bf16); torch does not write mean/rstd"))
 
-    def rms_spec(ML, N, key, blocks_warps):
+    def rms_spec(ML, N, keys, blocks_warps):
         M = R(ML)
         def ref(T, t):
             x = t.x.float()
@@ -186,7 +189,7 @@ def specs(small=False):
         return Spec(
             "rmsnorm_%dx%d" % (ML, N), "rmsnorm bf16", "%dx%d" % (ML, N), "bf16", 2 * M * N * 2 + N * 2,
             {"x": ((M, N), "bf16", "randn"), "w": ((N,), "bf16", "randn"), "y": ((M, N), "bf16", "out")}, ["y"],
-            [(key, "rmsnorm", ["y", "x", "w", "stride", "n_cols", "eps"])],
+            [(k, "rmsnorm", ["y", "x", "w", "stride", "n_cols", "eps"]) for k in keys],
             lambda t: (t.y, t.x, t.w, N, N, 1e-5), lambda c: (M,),
             ref=ref,
             triton=lambda T, P, t, nsm: [
@@ -195,8 +198,8 @@ def specs(small=False):
                 for B, w in blocks_warps],
             torch_fn=lambda T, t: (lambda: T.nn.functional.rms_norm(t.x, (N,), t.w, 1e-5)),
             note="Triton peer rmsnorm_k added in peers_kernels.py (peers.py has none)")
-    out.append(rms_spec(32768, 4096, "rmsnorm4k", [(4096, 8), (4096, 4), (4096, 16)]))
-    out.append(rms_spec(8192, 5000, "rmsnorm8k", [(8192, 8), (8192, 16)]))
+    out.append(rms_spec(32768, 4096, ["rmsnorm4k"], [(4096, 8), (4096, 4), (4096, 16)]))
+    out.append(rms_spec(8192, 5000, ["rmsnorm8k", "rmsloop"], [(8192, 8), (8192, 16)]))
 
     # diffusion step: denoise + temporal blend + clamp
     TS, tstep, wb, lo, hi = 1000, 500, 0.7, -2.5, 2.5

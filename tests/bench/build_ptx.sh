@@ -43,7 +43,7 @@ grep -v '^[[:space:]]*#' "$here/configs.txt" | while read -r tag src kernel defs
     dargs=
     for d in $defs; do dargs="$dargs -D $d"; done
     # shellcheck disable=SC2086
-    if ! "$blkc" "$root/$src" --kernel "$kernel" $dargs --arch "$arch" -o "$out/$tag.ptx" 2> "$out/$tag.err"; then
+    if ! "$blkc" "$root/$src" -I "$root/stdlib" --kernel "$kernel" $dargs --arch "$arch" -o "$out/$tag.ptx" 2> "$out/$tag.err"; then
         echo "FAIL $tag: blkc $src --kernel $kernel$dargs" >&2
         cat "$out/$tag.err" >&2
         { echo "FAIL $tag (blkc)"; cat "$out/$tag.err"; } >> "$out/errors.txt"

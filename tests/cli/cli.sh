@@ -58,4 +58,15 @@ BLK
 expect 1 "huge.blk:3:" -- --emit=ptx "$tmp/huge.blk"
 expect 1 "kernel too large for the GPU backend" -- --emit=ptx "$tmp/huge.blk"
 expect 0 "kernel" -- --emit=ast "$tmp/ok.blk"
+# --variant: extra specialised entries; a bad spec is a bad command line (2)
+printf '@do_not_specialize(m)\nkernel s(x: *f32, stride: i32, m: i32, f: f32) { store(x + stride, f, m > 0); }\n' > "$tmp/spec.blk"
+expect 0 "entry=s__x_eq1_x_x " -- --emit=meta --variant stride=eq1 "$tmp/spec.blk"
+expect 0 "spec=x:d16,stride:-,m:-,f:- nospec=m" -- --emit=meta --no-default-variants --variant x=d16 "$tmp/spec.blk"
+expect 2 "variant 'strid=eq1': kernel 's' has no runtime parameter 'strid'; did you mean 'stride'?" -- --variant strid=eq1 "$tmp/spec.blk"
+expect 2 "variant 'x=eq1': 'x' is a pointer: eq1 is for integer parameters" -- --variant x=eq1 "$tmp/spec.blk"
+expect 2 "variant 'f=d16': 'f' is f32: only pointer and integer parameters are specialised" -- --variant f=d16 "$tmp/spec.blk"
+expect 2 "variant 'm=d16': 'm' is @do_not_specialize in kernel 's'" -- --variant m=d16 "$tmp/spec.blk"
+expect 2 "variant 'stride=d8': unknown code 'd8' for 'stride' (d16, eq1 or -)" -- --variant stride=d8 "$tmp/spec.blk"
+expect 2 "variant 't:stride=eq1': no kernel 't' was built" -- --variant t:stride=eq1 "$tmp/spec.blk"
+expect 2 "--variant needs a spec" -- "$tmp/spec.blk" --variant
 exit $fail

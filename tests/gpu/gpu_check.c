@@ -13,7 +13,9 @@
  * (seeded; the seed is printed), run the kernel on the CPU interpreter
  * (blkc_interp_run) for the reference, then on the GPU twice — aligned
  * pointers (the d16 entry where every integer is a multiple of 16) and every
- * pointer moved by one element (the fallback entry) — on buffers poisoned
+ * pointer moved by one element (the fallback entry; where an integer
+ * argument is 1, an eq1 variant compiled for the case: add_eq1_variants) —
+ * on buffers poisoned
  * with 0xFF bytes and framed by guard bytes, and compare: integers
  * identical, floats within the row's tolerance, no poison left where the
  * reference wrote, nothing written where it did not (nor into the guards or
@@ -34,6 +36,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -453,7 +456,8 @@ typedef struct {
     char pname[MAX_ARGS][48];
     char ptype[MAX_ARGS][24];  /* as in blk-meta: "*f32", "i32", ... */
     int nvariants;
-    variant var[8];            /* most assumptions first, as the runtime orders them */
+    variant var[16];           /* most assumptions first, as the runtime orders them */
+    uint64_t nospec;           /* @do_not_specialize parameters */
     env consts;
 } kmeta;
 
@@ -484,13 +488,14 @@ static bool parse_meta(const char *text, const char *kernel, kmeta *m, char *err
         buf[len] = 0;
         line = nl ? nl + 1 : NULL;
         if (!strstr(buf, "blk-meta v1") || !strstr(buf, want)) continue;
-        if (m->nvariants == 8) break;
+        if (m->nvariants == 16) break;
         variant *v = &m->var[m->nvariants++];
-        char params[2048], consts[1024], spec[1024];
+        char params[2048], consts[1024], spec[1024], nospec[1024];
         field(buf, "entry", v->entry, sizeof v->entry);
         field(buf, "params", params, sizeof params);
         field(buf, "consts", consts, sizeof consts);
         field(buf, "spec", spec, sizeof spec);
+        field(buf, "nospec", nospec, sizeof nospec);
         if (m->nvariants == 1) {
             for (char *s = strtok(params, ","); s && m->nparams < MAX_ARGS; s = strtok(NULL, ",")) {
                 char *colon = strchr(s, ':');
@@ -508,6 +513,9 @@ static bool parse_meta(const char *text, const char *kernel, kmeta *m, char *err
                 int64_t iv = !strcmp(c2 + 1, "true") ? 1 : (int64_t)d;
                 env_set(&m->consts, s, strlen(s), iv);
             }
+            for (char *s = strtok(nospec, ","); s; s = strtok(NULL, ","))
+                for (int i = 0; i < m->nparams; i++)
+                    if (!strcmp(m->pname[i], s)) m->nospec |= 1ull << i;
         }
         int i = 0;
         for (int k = 0; k < MAX_ARGS; k++) snprintf(v->spec[k], sizeof v->spec[k], "-");
@@ -560,7 +568,10 @@ static void free_case(case_t *c) {
 }
 
 /* Parse a row's argument list against the kernel's parameters and env. */
-static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, case_t *c, char *err, size_t errn) {
+/* scalars_only: the integer and float arguments (what a launch key needs),
+ * no buffers. */
+static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool scalars_only, case_t *c, char *err,
+                       size_t errn) {
     memset(c, 0, sizeof *c);
     const char *p = K->args;
     int i = 0;
@@ -631,6 +642,11 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, case_t 
             if ((int)a->role < 0) {
                 snprintf(err, errn, "'%s': unknown role '%.*s'", a->name, (int)rl, r);
                 return false;
+            }
+            if (scalars_only) {
+                i++;
+                p = end;
+                continue;
             }
             const char *et = ty + 1;
             if (!strncmp(et, "const.", 6)) et += 6;
@@ -803,9 +819,9 @@ typedef struct {
     int ordinal;
     const char *stdlib;
     uint64_t seed;
-    const char *only[16];
+    const char *only[64];
     int nonly;
-    const char *skip[16];
+    const char *skip[64];
     int nskip;
     int case_timeout;  /* seconds without progress before the watchdog ends the run (exit 3) */
     const char *save_ptx;  /* directory: write each module's PTX there (KERNEL.CONFIG.ptx) */
@@ -896,6 +912,53 @@ static void unload(module_t *M) {
     memset(M, 0, sizeof *M);
 }
 
+/* libblkc makes the d16 and the fallback entry of a kernel by default; a
+ * case with an integer argument equal to 1 would run the fallback. So for
+ * every size this run uses, the launch key of each placement (aligned
+ * pointers d16, moved ones nothing; integers eq1 when 1, d16 when a multiple
+ * of 16; @do_not_specialize parameters nothing) that holds an eq1 becomes
+ * one more variant: stride 1 then runs the vectorised eq1 entry, checked
+ * against the interpreter like the others. Size errors are left to the run
+ * to report. */
+static bool add_eq1_variants(const options *o, const gk_kernel *K, blkc_ctx *c, char *err, size_t errn) {
+    const char *front = blkc_emit(c, "meta-front");
+    kmeta m;
+    if (!front || !parse_meta(front, K->kernel, &m, err, errn)) return false;
+    for (int si = 0; si < 10 && K->sizes[si] && !(o->quick && si >= QUICK_SIZES); si++) {
+        env e = m.consts;
+        int64_t run = 1;
+        char ignored[256];
+        case_t cs;
+        if (!parse_assignments(&e, K->sizes[si], ignored, sizeof ignored) ||
+            (K->require && (!eval_expr(&e, K->require, -1, &run, ignored, sizeof ignored) || !run)) ||
+            !build_case(K, &m, &e, true, &cs, ignored, sizeof ignored))
+            continue;
+        for (int off = 0; off < 2; off++) {
+            char spec[1024] = "";
+            bool eq1 = false;
+            for (int i = 0; i < cs.nargs; i++) {
+                const dtype *t = find_dtype(m.ptype[i]);
+                const char *code = NULL;
+                if (m.nospec & (1ull << i)) continue;
+                if (m.ptype[i][0] == '*') code = off ? NULL : "d16";
+                else if (cs.a[i].role == A_INT && t && (t->kind == K_INT || t->kind == K_UINT))
+                    code = cs.a[i].ival == 1 ? "eq1" : ((uint64_t)cs.a[i].ival & 15) == 0 ? "d16" : NULL;
+                if (!code) continue;
+                eq1 |= code[0] == 'e';
+                size_t l = strlen(spec);
+                snprintf(spec + l, sizeof spec - l, "%s%s=%s", l ? "," : "", m.pname[i], code);
+            }
+            if (eq1 && blkc_add_variant(c, spec) != BLK_OK) {
+                snprintf(err, errn, "variant %s: %s", spec, blkc_diagnostics(c));
+                free_case(&cs);
+                return false;
+            }
+        }
+        free_case(&cs);
+    }
+    return true;
+}
+
 static bool load_module(const options *o, const gk_kernel *K, const char *cfg, module_t *M, char *err, size_t errn) {
     memset(M, 0, sizeof *M);
     char path[4096];
@@ -932,6 +995,7 @@ static bool load_module(const options *o, const gk_kernel *K, const char *cfg, m
             return false;
         }
     } else {
+        if (!add_eq1_variants(o, K, M->ref, err, errn)) return false;
         const char *ptx = blkc_emit(M->ref, "ptx");
         if (!ptx) {
             snprintf(err, errn, "PTX for %s:\n%s", arch, blkc_diagnostics(M->ref));
@@ -1178,7 +1242,7 @@ static bool run_reference(module_t *M, const gk_kernel *K, case_t *c, char *err,
 /* A kernel that never finishes would hang the synchronize and, under the
  * device call's timeout, lose the whole report. The watchdog names the case
  * and exits with 3; run_on_device.sh then runs again without that kernel. */
-static volatile double wd_last;
+static _Atomic double wd_last; /* read by the watchdog thread (ThreadSanitizer-clean) */
 static char wd_case[256];
 static int wd_timeout;
 
@@ -1187,7 +1251,7 @@ static void progress(const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(wd_case, sizeof wd_case, fmt, ap);
     va_end(ap);
-    wd_last = now_s();
+    atomic_store(&wd_last, now_s());
 }
 
 static void *watchdog(void *arg) {
@@ -1195,7 +1259,8 @@ static void *watchdog(void *arg) {
     for (;;) {
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
-        if (wd_last > 0 && now_s() - wd_last > wd_timeout) {
+        double last = atomic_load(&wd_last);
+        if (last > 0 && now_s() - last > wd_timeout) {
             printf("\nHANG: no progress for %d s in %s\n", wd_timeout, wd_case);
             fflush(stdout);
             _exit(3);
@@ -1207,7 +1272,7 @@ static void *watchdog(void *arg) {
 static void start_watchdog(int seconds) {
     if (seconds <= 0) return;
     wd_timeout = seconds;
-    wd_last = now_s();
+    atomic_store(&wd_last, now_s());
     pthread_t t;
     if (pthread_create(&t, NULL, watchdog, NULL) == 0) pthread_detach(t);
 }
@@ -1219,7 +1284,7 @@ typedef struct {
     unsigned sizes_run; /* bit per size index */
     int64_t max_ulp;
     double max_rel;
-    bool d16, fallback;
+    bool d16, eq1, fallback;
 } ksum;
 
 static bool selected(const options *o, const char *kernel) {
@@ -1374,7 +1439,7 @@ static int do_check(const options *o) {
                 case_t c;
                 double ref_ms = 0;
                 progress("kernel=%s config='%s' size='%s' (reference)", K->kernel, cfg, K->sizes[si]);
-                bool ok = build_case(K, &M.meta, &e, &c, err, sizeof err) &&
+                bool ok = build_case(K, &M.meta, &e, false, &c, err, sizeof err) &&
                           run_reference(&M, K, &c, err, sizeof err, &ref_ms);
                 t_ref += ref_ms / 1e3;
                 if (!ok) {
@@ -1391,11 +1456,17 @@ static int do_check(const options *o) {
                     const char *th = getenv("GPU_CHECK_TEST_HANG"); /* self-test of the watchdog */
                     if (th && !strcmp(th, K->kernel)) sleep(100000);
                     run_gpu(o, &M, &c, off, K->tol, &R);
-                    bool is_d16 = strcmp(R.entry, M.meta.var[M.meta.nvariants - 1].entry) != 0;
+                    /* which kind of entry ran: the last is the fallback */
+                    int vi = 0;
+                    while (vi < M.meta.nvariants && strcmp(R.entry, M.meta.var[vi].entry)) vi++;
+                    bool has_eq1 = false;
+                    for (int a = 0; vi < M.meta.nvariants && a < MAX_ARGS; a++)
+                        has_eq1 |= !strcmp(M.meta.var[vi].spec[a], "eq1");
                     if (R.ok) {
                         passed++, S->passed++;
-                        if (is_d16) S->d16 = true;
-                        else S->fallback = true;
+                        if (vi >= M.meta.nvariants - 1) S->fallback = true;
+                        else if (has_eq1) S->eq1 = true;
+                        else S->d16 = true;
                         if (R.max_ulp > S->max_ulp) S->max_ulp = R.max_ulp;
                         if (R.max_rel > S->max_rel) S->max_rel = R.max_rel;
                         printf("ok   %-16s %-14s %-28s %-7s %-34s %s\n", K->kernel, cfgname, sz,
@@ -1436,8 +1507,10 @@ static int do_check(const options *o) {
         if (o->dry_run) snprintf(err, sizeof err, "(dry run)");
         else if (!S->max_ulp && S->max_rel == 0) snprintf(err, sizeof err, "0 (exact)");
         else snprintf(err, sizeof err, "%lld ulp, rel %.1e", (long long)S->max_ulp, S->max_rel);
-        printf("| %s | %d | %d | %s | %s%s%s | %s |\n", K->kernel, S->sizes, S->configs, res, S->d16 ? "d16" : "",
-               S->d16 && S->fallback ? "+" : "", S->fallback ? "fallback" : "", err);
+        char kinds[32];
+        snprintf(kinds, sizeof kinds, "%s%s%s%s%s", S->d16 ? "d16" : "", S->d16 && S->eq1 ? "+" : "",
+                 S->eq1 ? "eq1" : "", (S->d16 || S->eq1) && S->fallback ? "+" : "", S->fallback ? "fallback" : "");
+        printf("| %s | %d | %d | %s | %s | %s |\n", K->kernel, S->sizes, S->configs, res, kinds, err);
     }
     printf("\ntime: %.1f s (compile %.1f s, driver load %.1f s, interpreter %.1f s)\n", wall, t_compile / 1e3,
            t_load / 1e3, t_ref);
@@ -1458,6 +1531,13 @@ static char *stdlib_source(const options *o, const char *file, char *path, size_
     return s;
 }
 
+/* The cold path a program takes: vector_add from source to its first
+ * launch, no caches (CUDA_CACHE_DISABLE, blk cache off). A load from source
+ * runs only libblkc's front end; the first launch compiles the one variant
+ * its arguments need (libblkc + the driver's JIT), so the honest number is
+ * load + first launch, and the halves are timed on their own: libblkc for
+ * one variant (what the launch compiles) and for the two default variants
+ * (what a whole-module compile makes), and the driver's load of the one. */
 static int do_compile_bench(const options *o, int runs) {
     setenv("CUDA_CACHE_DISABLE", "1", 1); /* the driver's own PTX cache: off, before cuInit */
     int rc = open_device(o);
@@ -1468,55 +1548,72 @@ static int do_compile_bench(const options *o, int runs) {
     char *src = stdlib_source(o, "elementwise.blk", path, sizeof path, &len);
     if (!src) return 1;
     const char *arch = backend_arch(dinfo.arch);
-    double *t_all = calloc((size_t)runs, sizeof(double)), *t_c = calloc((size_t)runs, sizeof(double)),
-           *t_l = calloc((size_t)runs, sizeof(double)), *t_fresh = calloc((size_t)runs, sizeof(double));
+    enum { T_ALL, T_LOAD, T_LAUNCH, T_ONE, T_TWO, T_DRIVER, T_FRESH, T_N };
+    double *t[T_N];
+    for (int i = 0; i < T_N; i++) t[i] = calloc((size_t)runs, sizeof(double));
     int bad = 0;
     blkrt_source_options so = {.path = path, .kernel = "vector_add", .cache_dir = ""};
+    blkrt_ptr buf = 0;
+    if (blkrt_malloc(dev, 3 * 4096, &buf)) bad = 1;
+    /* aligned pointers and n = 1024: the all-d16 variant */
+    blkrt_arg a[] = {BLKRT_PTR(buf), BLKRT_PTR(buf + 4096), BLKRT_PTR(buf + 8192), BLKRT_INT(1024)};
+    uint32_t g[3] = {1, 1, 1};
     for (int r = 0; r < runs && !bad; r++) {
-        /* 1: libblkrt from source (the user's path): compile + driver JIT + kernel handle */
+        /* 1: libblkrt from source (the user's path): load, kernel handle, first launch */
         blkrt_module *m = NULL;
         blkrt_kernel *k = NULL;
         double t0 = now_s();
         if (blkrt_module_load_source(dev, src, len, &so, &m) || blkrt_module_kernel(m, "vector_add", &k)) bad = 1;
-        t_all[r] = (now_s() - t0) * 1e3;
-        if (m) blkrt_module_unload(m);
-        /* 2: the two halves: libblkc source -> PTX, then the driver's load of it */
-        t0 = now_s();
-        blkc_ctx *c = blkc_new();
-        blkc_set_arch(c, arch);
-        const char *ptx = NULL;
-        if (blkc_load_source(c, path, src, len) == BLK_OK && blkc_build(c, "vector_add") == BLK_OK)
-            ptx = blkc_emit(c, "ptx");
         double t1 = now_s();
-        t_c[r] = (t1 - t0) * 1e3;
-        m = NULL;
-        if (!ptx || blkrt_module_load_ptx(dev, ptx, strlen(ptx), &m) || blkrt_module_kernel(m, "vector_add", &k)) bad = 2;
-        t_l[r] = (now_s() - t1) * 1e3;
+        if (!bad && blkrt_launch(k, g, a, 4, NULL)) bad = 1;
+        double t2 = now_s();
+        t[T_LOAD][r] = (t1 - t0) * 1e3, t[T_LAUNCH][r] = (t2 - t1) * 1e3, t[T_ALL][r] = (t2 - t0) * 1e3;
+        if (!bad && blkrt_device_synchronize(dev)) bad = 1;
         if (m) blkrt_module_unload(m);
-        blkc_free(c);
+        /* 2: the halves: libblkc source -> PTX of one variant, then of the default two; the driver's load of one */
+        for (int two = 0; two < 2 && !bad; two++) {
+            t0 = now_s();
+            blkc_ctx *c = blkc_new();
+            blkc_set_arch(c, arch);
+            if (!two) blkc_set_default_variants(c, 0), blkc_add_variant(c, "x=d16,y=d16,out=d16,n=d16");
+            const char *ptx = NULL;
+            if (blkc_load_source(c, path, src, len) == BLK_OK && blkc_build(c, "vector_add") == BLK_OK)
+                ptx = blkc_emit(c, "ptx");
+            t1 = now_s();
+            t[two ? T_TWO : T_ONE][r] = (t1 - t0) * 1e3;
+            if (!ptx) {
+                bad = 2;
+            } else if (!two) {
+                m = NULL;
+                if (blkrt_module_load_ptx(dev, ptx, strlen(ptx), &m) || blkrt_module_kernel(m, "vector_add", &k)) bad = 2;
+                t[T_DRIVER][r] = (now_s() - t1) * 1e3;
+                if (m) blkrt_module_unload(m);
+            }
+            blkc_free(c);
+        }
     }
+    if (buf) blkrt_free(dev, buf);
     if (bad) {
         printf("error: compile-bench: %s\n", blkrt_last_error());
         return 1;
     }
     /* 3: a new process would also create the CUDA context: close the device
-     * (releasing the primary context), open it again, compile, load, launch. */
+     * (releasing the primary context), open it again, load, launch. */
     blkrt_device_close(dev);
     int fresh_runs = runs < 10 ? runs : 10;
     for (int r = 0; r < fresh_runs && !bad; r++) {
         double t0 = now_s();
         blkrt_module *m = NULL;
         blkrt_kernel *k = NULL;
-        blkrt_ptr buf = 0;
+        buf = 0;
         if (blkrt_device_open(o->ordinal, &dev) || blkrt_module_load_source(dev, src, len, &so, &m) ||
-            blkrt_module_kernel(m, "vector_add", &k) || blkrt_malloc(dev, 4096, &buf)) {
+            blkrt_module_kernel(m, "vector_add", &k) || blkrt_malloc(dev, 3 * 4096, &buf)) {
             bad = 3;
             break;
         }
-        blkrt_arg a[] = {BLKRT_PTR(buf), BLKRT_PTR(buf), BLKRT_PTR(buf), BLKRT_INT(1024)};
-        uint32_t g[3] = {1, 1, 1};
-        if (blkrt_launch(k, g, a, 4, NULL) || blkrt_device_synchronize(dev)) bad = 4;
-        t_fresh[r] = (now_s() - t0) * 1e3;
+        blkrt_arg af[] = {BLKRT_PTR(buf), BLKRT_PTR(buf + 4096), BLKRT_PTR(buf + 8192), BLKRT_INT(1024)};
+        if (blkrt_launch(k, g, af, 4, NULL) || blkrt_device_synchronize(dev)) bad = 4;
+        t[T_FRESH][r] = (now_s() - t0) * 1e3;
         blkrt_free(dev, buf);
         blkrt_module_unload(m);
         blkrt_device_close(dev);
@@ -1525,16 +1622,24 @@ static int do_compile_bench(const options *o, int runs) {
         printf("error: compile-bench (fresh context): %s\n", blkrt_last_error());
         return 1;
     }
-    double a = median(t_all, (size_t)runs), cc = median(t_c, (size_t)runs), l = median(t_l, (size_t)runs),
-           f = median(t_fresh, (size_t)fresh_runs);
+    double md[T_N];
+    for (int i = 0; i < T_N; i++) md[i] = median(t[i], (size_t)(i == T_FRESH ? fresh_runs : runs));
     printf("\n| host-side row | median | runs | notes |\n|---|---|---|---|\n");
-    printf("| cold compile+load, vector_add from source to a runnable kernel (blkrt_module_load_source, no caches) "
-           "| %.1f ms | %d | %s, CUDA_CACHE_DISABLE=1, blk cache off |\n", a, runs, dinfo.name);
-    printf("|   of which libblkc source -> PTX (%s) | %.1f ms | %d | |\n", arch, cc, runs);
-    printf("|   of which driver PTX -> module (cuModuleLoadDataEx) + kernel | %.1f ms | %d | |\n", l, runs);
-    printf("| the same with a new CUDA context: device open + compile + load + first launch + sync | %.1f ms | %d | "
-           "the primary context is released between runs |\n", f, fresh_runs);
-    free(src), free(t_all), free(t_c), free(t_l), free(t_fresh);
+    printf("| cold compile+load, vector_add from source to its first launch (blkrt_module_load_source + blkrt_launch, "
+           "no caches) | %.1f ms | %d | %s, CUDA_CACHE_DISABLE=1, blk cache off; the launch compiles the d16 variant |\n",
+           md[T_ALL], runs, dinfo.name);
+    printf("|   of which the load (libblkc front end: blk-meta only) | %.1f ms | %d | |\n", md[T_LOAD], runs);
+    printf("|   of which the first launch (one variant: libblkc PTX + cuModuleLoadDataEx + launch) | %.1f ms | %d | |\n",
+           md[T_LAUNCH], runs);
+    printf("| libblkc source -> PTX, one variant (%s) | %.1f ms | %d | what the first launch compiles |\n", arch,
+           md[T_ONE], runs);
+    printf("| libblkc source -> PTX, the two default variants | %.1f ms | %d | an ahead-of-time module |\n", md[T_TWO],
+           runs);
+    printf("| driver PTX -> module (cuModuleLoadDataEx) + kernel, one variant | %.1f ms | %d | |\n", md[T_DRIVER], runs);
+    printf("| the same with a new CUDA context: device open + load + first launch + sync | %.1f ms | %d | "
+           "the primary context is released between runs |\n", md[T_FRESH], fresh_runs);
+    free(src);
+    for (int i = 0; i < T_N; i++) free(t[i]);
     return 0;
 }
 
@@ -1702,8 +1807,8 @@ int main(int argc, char **argv) {
             else o.ordinal = atoi(v);
             i++;
         } else if (!strcmp(a, "--seed") && v) o.seed = strtoull(v, NULL, 0), seeded = true, i++;
-        else if (!strcmp(a, "--kernel") && v && o.nonly < 16) o.only[o.nonly++] = v, i++;
-        else if (!strcmp(a, "--skip") && v && o.nskip < 16) o.skip[o.nskip++] = v, i++;
+        else if (!strcmp(a, "--kernel") && v && o.nonly < 64) o.only[o.nonly++] = v, i++;
+        else if (!strcmp(a, "--skip") && v && o.nskip < 64) o.skip[o.nskip++] = v, i++;
         else if (!strcmp(a, "--case-timeout") && v) o.case_timeout = atoi(v), i++;
         else if (!strcmp(a, "--save-ptx") && v) o.save_ptx = v, i++;
         else if (!strcmp(a, "--runs") && v) runs = atoi(v), i++;

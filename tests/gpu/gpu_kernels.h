@@ -26,11 +26,26 @@
  * The kernel variant: every pointer 16-byte aligned and every integer argument
  * a multiple of 16 selects the d16 entry; gpu_check runs each case twice, with
  * aligned pointers and with every pointer moved by one element (the fallback
- * entry). Sizes whose integers are all multiples of 16 exercise d16 at all.
+ * entry). Sizes whose integers are all multiples of 16 exercise d16 at all;
+ * an integer argument equal to 1 gets an eq1 variant compiled for it (the
+ * specialize.blk rows: stride 1 against strides 3 and 16).
  * Keep sizes moderate: the CPU interpreter computes every reference.
+ * A file is relative to the stdlib directory (../tests/gpu/ for test kernels).
  */
 
 static const gk_kernel gk_table[] = {
+    /* ---- ../tests/gpu/specialize.blk: eq1 variants (stride 1) next to d16 and fallback ---- */
+    {"../tests/gpu/specialize.blk", "strided_gather", "out:out(n) x:in(n*s) stride_x:=s n:=n", "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=256"},
+     {"n=4096 s=1", "n=4096 s=3", "n=1000 s=1", "n=4112 s=16", "n=1 s=1", "n=65536 s=1", "n=65536 s=2"},
+     TOL_EXACT},
+    {"../tests/gpu/specialize.blk", "strided_rows",
+     "out:out(rows*cols) x:in(rows*sr+cols*sc) stride_row:=sr stride_col:=sc n_cols:=cols", "rows", "cols<=BLOCK",
+     {"", "BLOCK=1024"},
+     {"rows=8 cols=200 sr=256 sc=1", "rows=8 cols=100 sr=320 sc=3", "rows=1 cols=1 sr=1 sc=1",
+      "rows=16 cols=256 sr=256 sc=1", "rows=5 cols=77 sr=80 sc=1"},
+     TOL_EXACT},
+
     /* ---- elementwise.blk ---- */
     {"elementwise.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)",
      "n<(1<<24) || BLOCK==256", /* 2^24+5 with BLOCK=256: 65537 programs, past 16 bits */
@@ -222,4 +237,77 @@ static const gk_kernel gk_table[] = {
      {"", "BE=64"},
      {"T=10 E=8 kk=2", "T=4096 E=64 kk=16", "T=1000 E=300 kk=1", "T=8192 E=1000 kk=16"},
      TOL_RED},
+
+    /* ---- long rows (issue 3): norm.blk rmsnorm / layernorm of any length and alignment
+     * (16-byte-aligned rows in registers, the rest CHUNK columns at a time), softmax FAST ---- */
+#define GK_ANY_ROWS /* configs and sizes: the aligned whole-row path, LOOPED, rows longer than BLOCK */ \
+    {"BLOCK=256", "LOOPED=true CHUNK=128", "BLOCK=64 CHUNK=256", "BLOCK=8192"},                  \
+    {"rows=16 cols=200 stride=208", "rows=3 cols=300 stride=300", "rows=16 cols=256 stride=256",  \
+     "rows=37 cols=1000 stride=1003", "rows=8 cols=5000 stride=5000", "rows=4 cols=1 stride=8"}
+    {"norm.blk", "rmsnorm", "y:out(rows*stride) x:in(rows*stride) w:in(cols) stride:=stride n_cols:=cols eps:=1e-6",
+     "rows", NULL, GK_ANY_ROWS, TOL_BF16},
+    {"norm.blk", "layernorm",
+     "y:out(rows*stride) x:in(rows*stride) w:in(cols) b:in(cols) stride:=stride n_cols:=cols eps:=1e-5",
+     "rows", NULL, GK_ANY_ROWS, TOL_BF16},
+#undef GK_ANY_ROWS
+    {"softmax.blk", "softmax", "out:out(rows*stride) inp:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     "cols<=BLOCK",
+     {"FAST=true", "BLOCK=256 FAST=true", "BLOCK=16384 num_warps=16 FAST=true"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
+      "rows=8 cols=12345 stride=12345"},
+     TOL_RED},
+    {"softmax.blk", "softmax_online", "out:out(rows*stride) inp:in(rows*stride) stride:=stride n_cols:=cols", "rows",
+     NULL,
+     {"FAST=true", "BLOCK=2048 FAST=true"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=512 stride=512", "rows=8 cols=12345 stride=12345"},
+     TOL_RED},
+
+    /* ---- ../tests/gpu/sort.blk: sort and topk (compiler/codegen/cg_sort.c). Inputs ri(-4,4):
+     * ties everywhere; the kernels add NaNs and -0.0 and store zeros as 1/x. Configs reach the
+     * register network (one warp per row, rows over warps), registers + shared memory (a row over
+     * several warps), the local-memory network (BLOCK=256 R=64 f16; BLOCK=8192 i32 also crosses
+     * warps), topk by rounds (K <= 8) and through the sort ---- */
+    {"../tests/gpu/sort.blk", "sort_rows_f32", "out:out(rows*cols) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,R)", "cols<=BLOCK",
+     {"", "BLOCK=256 R=4 DESC=true", "BLOCK=4096", "BLOCK=32 R=16 num_warps=2", "BLOCK=2048 num_warps=8 DESC=true"},
+     {"rows=3 cols=5", "rows=16 cols=256", "rows=7 cols=1000", "rows=3 cols=4096", "rows=40 cols=32"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_rows_f16", "out:out(rows*cols) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,R)", "cols<=BLOCK",
+     {"", "BLOCK=4096 DESC=true", "BLOCK=256 R=64", "BLOCK=4096 num_warps=2", "BLOCK=64 R=8 num_warps=1"},
+     {"rows=3 cols=5", "rows=16 cols=256", "rows=70 cols=200", "rows=3 cols=4096"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_rows_bf16", "out:out(rows*cols) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,R)", "cols<=BLOCK",
+     {"", "BLOCK=512 R=2 DESC=true"},
+     {"rows=3 cols=5", "rows=16 cols=256", "rows=7 cols=1000"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_rows_i32", "out:out(rows*cols) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols",
+     "cdiv(rows,R)", "cols<=BLOCK",
+     {"", "BLOCK=2048 DESC=true", "BLOCK=64 R=32", "BLOCK=8192"},
+     {"rows=3 cols=5", "rows=16 cols=256", "rows=70 cols=50", "rows=2 cols=8000"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_cols_f32", "out:out(rows*cols) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols",
+     "cdiv(cols,C)", "rows<=BLOCK",
+     {"", "BLOCK=1024 C=2 DESC=true", "BLOCK=32 C=64"},
+     {"rows=5 cols=3", "rows=256 cols=16", "rows=1000 cols=7", "rows=32 cols=100"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_topk_f32",
+     "values:out(rows*K) indices:out(rows*K) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols", "cdiv(rows,R)",
+     "cols<=BLOCK",
+     {"", "K=8 BLOCK=256 R=4", "K=64", "K=1024", "K=16 BLOCK=4096", "K=2 BLOCK=32 R=8 num_warps=1"},
+     {"rows=3 cols=9", "rows=16 cols=256", "rows=7 cols=1000", "rows=2 cols=4096"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_topk_f16",
+     "values:out(rows*K) indices:out(rows*K) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols", "cdiv(rows,R)",
+     "cols<=BLOCK",
+     {"K=2", "K=32 BLOCK=2048", "K=256 BLOCK=256 R=4"},
+     {"rows=3 cols=9", "rows=16 cols=256", "rows=5 cols=2000"},
+     TOL_EXACT},
+    {"../tests/gpu/sort.blk", "sort_topk_i32",
+     "values:out(rows*K) indices:out(rows*K) x:in(rows*cols,ri(-4,4)) n_rows:=rows n_cols:=cols", "cdiv(rows,R)",
+     "cols<=BLOCK",
+     {"", "K=128", "K=8 BLOCK=64 R=16"},
+     {"rows=3 cols=9", "rows=16 cols=256", "rows=7 cols=1000"},
+     TOL_EXACT},
 };

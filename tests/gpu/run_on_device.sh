@@ -128,12 +128,13 @@ if [ -n "$CS" ]; then
   fi
   if want racecheck; then
     rk=()
-    for k in softmax softmax_online log_softmax cross_entropy layernorm_fwd layernorm_bwd rmsnorm row_sum \
-             row_max_argmax col_sum cumsum_rows topk_rows transpose moe_router moe_aux_loss; do
+    for k in softmax softmax_online log_softmax cross_entropy layernorm_fwd layernorm_bwd rmsnorm layernorm add_layernorm row_sum \
+             row_max_argmax col_sum cumsum_rows topk_rows transpose moe_router moe_aux_loss \
+             sort_rows_f32 sort_rows_f16 sort_rows_i32 sort_cols_f32 sort_topk_f32 sort_topk_i32; do
       rk+=(--kernel "$k")
     done
     echo "==== racecheck ====" >> "$SAN"
-    run_step racecheck 90 "$SAN" "$CS" --tool racecheck --error-exitcode 99 \
+    run_step racecheck 200 "$SAN" "$CS" --tool racecheck --error-exitcode 99 \
       "$GC" --stdlib "$STDLIB" --quick --case-timeout 90 "${rk[@]}" ${skip[@]+"${skip[@]}"} ${EXTRA[@]+"${EXTRA[@]}"}
     SUMMARY+=("racecheck: rc=$RC ${DUR}s: $(san_line)")
   fi

@@ -1,6 +1,8 @@
 /* test_gpu_jit — .blk source to a real GPU through libblkrt_jit (label gpu):
- * stdlib/elementwise.blk compiled by libblkc's PTX backend for the device,
- * cached on disk (a fresh temporary cache: the second load is a hit), run
+ * stdlib/elementwise.blk described at load and compiled by libblkc's PTX
+ * backend for the device one variant per argument key at the first launch
+ * (aligned pointers: a d16 variant; moved ones: the unspecialised one),
+ * cached on disk (a fresh temporary cache: the second pass is all hits), run
  * through checked launches on poisoned memory, checked against C and against
  * the same kernel on the CPU interpreter device. Exits 77 without a GPU.
  *
@@ -107,14 +109,14 @@ int main(int argc, char **argv) {
         if (!d) continue;
         OK(blkrt_device_get_info(d, &info));
         for (int pass = 0; pass < 2; pass++) { /* compile, then from the cache */
-            for (int offset = 0; offset < 2; offset++) { /* d16 entry, then the fallback */
+            for (int offset = 0; offset < 2; offset++) { /* d16 pointers, then the fallback */
                 vector_add_on(d, src, len, path, cache, x, y, gpu, n, offset);
                 int bad = 0;
                 for (int i = 0; i < n; i++) bad += gpu[i] != x[i] + y[i] || gpu[i] != cpu[i];
                 CHECK(bad == 0, "GPU %d (%s) pass %d offset %d: %d wrong", g, info.arch, pass, offset, bad);
                 if (!bad)
-                    printf("GPU %d (%s): vector_add from source, %s entry, %s: ok (matches C and the interpreter)\n", g,
-                           info.arch, offset ? "fallback" : "d16", pass ? "cached PTX" : "compiled");
+                    printf("GPU %d (%s): vector_add from source, %s variant, %s: ok (matches C and the interpreter)\n",
+                           g, info.arch, offset ? "unspecialised" : "d16-pointer", pass ? "cached PTX" : "compiled");
             }
         }
         OK(blkrt_device_close(d));

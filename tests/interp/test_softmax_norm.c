@@ -12,10 +12,11 @@ static void ref_softmax(const float *x, float *y, int rows, int cols, int log_fo
     }
 }
 
-static void softmax_kernel(const char *kernel, int rows, int cols, int block, int log_form) {
+/* fast: FAST=true (exp(x, fast = true), which the interpreter computes exactly) */
+static void softmax_kernel(const char *kernel, int rows, int cols, int block, int log_form, int fast) {
     char def[32];
     snprintf(def, sizeof def, "BLOCK=%d", block);
-    const char *defs[] = {def, NULL};
+    const char *defs[] = {def, fast ? "FAST=true" : NULL, NULL};
     blkc_ctx *c = h_build(h_stdlib, "softmax.blk", kernel, defs);
     size_t n = (size_t)rows * cols;
     float *x = h_rand_f32(n, -8, 8), *y = h_fill_f32(n, NAN), *want = malloc(sizeof(float) * n);
@@ -152,6 +153,60 @@ static void rmsnorm_and_add_ln(int rows, int cols) {
     free(xf); free(rf); free(wf); free(bf); free(x); free(res); free(w); free(b); free(y); free(h); free(wy); free(wh);
 }
 
+/* rmsnorm / layernorm (bf16, rows of any length): the 16-byte-aligned
+ * whole-row path, the looped path (LOOPED, rows longer than BLOCK, rows
+ * that are not 16-byte aligned: `off` moves every pointer by one element)
+ * against double references. */
+static void norm_rows(const char *kernel, int rows, int cols, int stride, int block, int chunk, int looped, int off) {
+    char d1[32], d2[32], d3[32];
+    snprintf(d1, sizeof d1, "BLOCK=%d", block);
+    snprintf(d2, sizeof d2, "CHUNK=%d", chunk);
+    snprintf(d3, sizeof d3, "LOOPED=%s", looped ? "true" : "false");
+    const char *defs[] = {d1, d2, d3, NULL};
+    int ln = strcmp(kernel, "layernorm") == 0;
+    size_t n = (size_t)rows * stride + (size_t)off;
+    float eps = 1e-5f;
+    float *xf = h_rand_f32(n, -3, 3), *wf = h_rand_f32((size_t)cols + (size_t)off, 0.5f, 1.5f);
+    float *bf = h_rand_f32((size_t)cols + (size_t)off, -1, 1);
+    uint16_t *xb = h_to_bf16(xf, n), *wb = h_to_bf16(wf, (size_t)cols + (size_t)off);
+    uint16_t *bb = h_to_bf16(bf, (size_t)cols + (size_t)off), *yb = malloc(2 * n);
+    memset(yb, 0xFF, 2 * n); /* NaN poison: padding must stay untouched */
+    uint16_t *x = xb + off, *w = wb + off, *b = bb + off, *y = yb + off;
+    float *want = malloc(sizeof(float) * (size_t)rows * cols);
+    uint16_t *got16 = malloc(2 * (size_t)rows * cols);
+    for (int r = 0; r < rows; r++) {
+        const uint16_t *xr = x + (size_t)r * stride;
+        double mu = 0, ss = 0;
+        if (ln) {
+            for (int j = 0; j < cols; j++) mu += h_bf2f(xr[j]);
+            mu /= cols;
+        }
+        for (int j = 0; j < cols; j++) ss += (h_bf2f(xr[j]) - mu) * (h_bf2f(xr[j]) - mu);
+        double rs = 1.0 / sqrt(ss / cols + eps);
+        for (int j = 0; j < cols; j++)
+            want[(size_t)r * cols + j] = (float)((h_bf2f(xr[j]) - mu) * rs * h_bf2f(w[j]) + (ln ? h_bf2f(b[j]) : 0.0));
+    }
+    blkc_ctx *c = h_build(h_stdlib, "norm.blk", kernel, defs);
+    size_t nb = 2 * (n - (size_t)off), wbytes = 2 * (size_t)cols;
+    blk_arg largs[] = {BLK_PTR(y, nb), BLK_PTR(x, nb), BLK_PTR(w, wbytes), BLK_PTR(b, wbytes), BLK_INT(stride),
+                       BLK_INT(cols), BLK_FLOAT(eps)};
+    blk_arg rargs[] = {BLK_PTR(y, nb), BLK_PTR(x, nb), BLK_PTR(w, wbytes), BLK_INT(stride), BLK_INT(cols), BLK_FLOAT(eps)};
+    char what[96];
+    snprintf(what, sizeof what, "%s cols=%d stride=%d BLOCK=%d CHUNK=%d%s%s", kernel, cols, stride, block, chunk,
+             looped ? " LOOPED" : "", off ? " unaligned" : "");
+    if (h_run(c, kernel, (unsigned)rows, 1, 1, ln ? largs : rargs, ln ? 7 : 6) == 0) {
+        for (int r = 0; r < rows; r++)
+            for (int j = 0; j < cols; j++) got16[(size_t)r * cols + j] = y[(size_t)r * stride + j];
+        h_close_bf16(what, got16, want, (size_t)rows * cols, 1.0f / 64, 1e-2f);
+        int untouched = 1;
+        for (int r = 0; r < rows; r++)
+            for (int j = cols; j < stride; j++) untouched &= y[(size_t)r * stride + j] == 0xFFFF;
+        CHECK(untouched, "%s: wrote past n_cols", what);
+    }
+    blkc_free(c);
+    free(xf); free(wf); free(bf); free(xb); free(wb); free(bb); free(yb); free(want); free(got16);
+}
+
 static void batchnorm(int imgs, int ch, int hw) {
     const char *defs[] = {"BLOCK=64", NULL};
     size_t n = (size_t)imgs * ch * hw;
@@ -175,15 +230,26 @@ static void batchnorm(int imgs, int ch, int hw) {
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(42);
-    softmax_kernel("softmax", 7, 1000, 1024, 0);
-    softmax_kernel("softmax", 3, 1, 16, 0);
-    softmax_kernel("softmax_online", 5, 1000, 128, 0);
-    softmax_kernel("softmax_online", 2, 64, 64, 0);
-    softmax_kernel("log_softmax", 6, 300, 512, 1);
+    softmax_kernel("softmax", 7, 1000, 1024, 0, 0);
+    softmax_kernel("softmax", 3, 1, 16, 0, 0);
+    softmax_kernel("softmax", 4, 1000, 1024, 0, 1);
+    softmax_kernel("softmax_online", 5, 1000, 128, 0, 0);
+    softmax_kernel("softmax_online", 2, 64, 64, 0, 0);
+    softmax_kernel("softmax_online", 3, 700, 128, 0, 1);
+    softmax_kernel("log_softmax", 6, 300, 512, 1, 0);
     cross_entropy(9, 333);
     layernorm(10, 200);
     layernorm(3, 256);
     rmsnorm_and_add_ln(5, 100);
+    for (int k = 0; k < 2; k++) {
+        const char *kn = k ? "layernorm" : "rmsnorm";
+        norm_rows(kn, 4, 200, 208, 256, 64, 0, 0);  /* aligned rows in registers */
+        norm_rows(kn, 3, 200, 208, 256, 64, 1, 0);  /* LOOPED */
+        norm_rows(kn, 3, 300, 304, 64, 128, 0, 0);  /* longer than BLOCK: looped */
+        norm_rows(kn, 3, 100, 100, 128, 32, 0, 0);  /* stride % 8 != 0: looped */
+        norm_rows(kn, 2, 200, 208, 256, 64, 0, 1);  /* pointers not 16-byte aligned: looped */
+        norm_rows(kn, 2, 1, 8, 16, 16, 0, 0);       /* one column */
+    }
     batchnorm(2, 3, 100);
     return h_finish("softmax_norm");
 }

@@ -5,6 +5,8 @@
 # Kernels using dot are reported and skipped while tensor-core lowering is
 # not implemented (blkc says "dot is not yet supported by the PTX backend").
 # Exit 77 (CTest: skipped) when ptxas is not installed.
+# A line "// PTXAS: KERNEL -D NAME=VALUE ..." in FILE adds a configuration of
+# KERNEL (compiled and assembled like the defaults).
 blkc=$1; ptxas=$2; src=$3
 if [ -z "$ptxas" ] || [ ! -x "$ptxas" ]; then
   echo "SKIP: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"; exit 77
@@ -13,23 +15,29 @@ tmp=${TMPDIR:-/tmp}/ptxas.$$; mkdir -p "$tmp"; trap 'rm -rf "$tmp"' EXIT
 kernels=$(sed -n 's/^[[:space:]]*kernel[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$src")
 [ -n "$kernels" ] || { echo "no kernels in $src"; exit 1; }
 fail=0; ok=0; skipped=0
-for k in $kernels; do
+configs=$(sed -n 's|^// PTXAS: *||p' "$src")
+while read -r k defs; do
+  [ -n "$k" ] || continue
   for arch in sm_80 sm_90a; do
-    if ! "$blkc" "$src" --kernel "$k" --arch "$arch" -o "$tmp/$k.$arch.ptx" 2> "$tmp/err"; then
+    # shellcheck disable=SC2086 # defs: -D options, split on purpose
+    if ! "$blkc" "$src" --kernel "$k" $defs --arch "$arch" -o "$tmp/$k.$arch.ptx" 2> "$tmp/err" < /dev/null; then
       if grep -q "dot is not yet supported by the PTX backend" "$tmp/err" && \
          ! grep "error:" "$tmp/err" | grep -vq "dot is not yet supported"; then
         echo "skip $k ($arch): uses dot"; skipped=$((skipped + 1)); continue
       fi
-      echo "FAIL: blkc $src --kernel $k --arch $arch"; cat "$tmp/err"; fail=1; continue
+      echo "FAIL: blkc $src --kernel $k $defs --arch $arch"; cat "$tmp/err"; fail=1; continue
     fi
     if ! grep -q "^// blk-meta v1 kernel=$k " "$tmp/$k.$arch.ptx"; then
       echo "FAIL: $k ($arch): no blk-meta line"; fail=1
     fi
-    if ! "$ptxas" -arch="$arch" "$tmp/$k.$arch.ptx" -o "$tmp/out.cubin" 2> "$tmp/perr"; then
-      echo "FAIL: ptxas -arch=$arch on $k"; cat "$tmp/perr"; fail=1; continue
+    if ! "$ptxas" -arch="$arch" "$tmp/$k.$arch.ptx" -o "$tmp/out.cubin" 2> "$tmp/perr" < /dev/null; then
+      echo "FAIL: ptxas -arch=$arch on $k $defs"; cat "$tmp/perr"; fail=1; continue
     fi
     ok=$((ok + 1))
   done
-done
+done <<EOF
+$kernels
+$configs
+EOF
 echo "$src: $ok assembled, $skipped skipped (dot)"
 exit $fail

@@ -175,7 +175,7 @@ class FakeGPU(unittest.TestCase):
         mod = self.dev.load_ptx(blkc_ptx("stdlib/softmax.blk", "--kernel", "softmax", "-D", "BLOCK=16384",
                                          "-D", "num_warps=16"))
         k = mod["softmax"]
-        self.assertEqual(k.consts, {"BLOCK": 16384})
+        self.assertEqual(k.consts, {"BLOCK": 16384, "FAST": 0})
         self.assertEqual(k.num_warps, 16)
         k[7](0x10000, 0x20000, 16384, 12345)
         lr = self.fake.last()

@@ -347,6 +347,20 @@ EXPORT CUresult cuCtxGetCurrent(CUcontext *c) {
     return RT_CUDA_SUCCESS;
 }
 
+/* Replaces the top of the thread's stack (NULL pops it), like the driver. */
+EXPORT CUresult cuCtxSetCurrent(CUcontext c) {
+    ENTER("cuCtxSetCurrent");
+    NEED_INIT();
+    if (ctx_top == 0) {
+        if (c) ctx_stack[ctx_top++] = c;
+    } else if (c) {
+        ctx_stack[ctx_top - 1] = c;
+    } else {
+        ctx_top--;
+    }
+    return RT_CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuCtxPushCurrent_v2(CUcontext c) {
     ENTER("cuCtxPushCurrent_v2");
     NEED_INIT();

@@ -3,9 +3,11 @@
 #ifndef RT_TEST_H
 #define RT_TEST_H
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "blk/blkrt.h"
 
@@ -66,6 +68,31 @@ static const char PTX_HEAD[] =
 #define VADD_PARAMS ".param .u64 .ptr .global .align 1 p0,\n\t.param .u64 p1,\n\t.param .u64 p2,\n\t.param .u32 p3"
 #define VADD_META(entry, extra) \
     "// blk-meta v1 kernel=vector_add entry=" entry " num_warps=4 shared=0 params=x:*f32,y:*f32,out:*f32,n:i32 consts=BLOCK:i32:1024" extra "\n"
+
+/* The *.blkc entries of a JIT cache directory. */
+__attribute__((unused)) static int cache_count(const char *dir) {
+    DIR *dd = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (dd && (e = readdir(dd)))
+        if (strstr(e->d_name, ".blkc")) n++;
+    if (dd) closedir(dd);
+    return n;
+}
+
+/* Remove a test's cache directory and the files in it. */
+__attribute__((unused)) static void remove_cache_dir(const char *dir) {
+    DIR *dd = opendir(dir);
+    struct dirent *e;
+    char p[4200];
+    while (dd && (e = readdir(dd)))
+        if (e->d_name[0] != '.') {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    if (dd) closedir(dd);
+    rmdir(dir);
+}
 
 /* Load text as a PTX module (fails the test if it does not load). */
 __attribute__((unused)) static blkrt_module *load_ptx(blkrt_device *d, const char *text) {

@@ -86,7 +86,7 @@ static void entry_path(const char *src, int64_t block, char *buf, size_t n) {
     blkrt_compile_request req = {.source = src, .len = strlen(src), .path = "x.blk", .defines = &def, .ndefines = 1,
                                  .arch = "sm_90a"};
     rt_cache_key k;
-    rt_cache_key_compute(fake_compiler.version, &req, &k);
+    rt_cache_key_compute(fake_compiler.version, "ptx", &req, &k);
     rt_cache_entry_path(dir, &k, buf, n);
 }
 
@@ -119,37 +119,48 @@ static void keys(void) {
     blkrt_define d4[] = {{.name = "A", .ival = 2}, {.name = "B", .is_float = 1, .fval = 0.5}};
     blkrt_compile_request r = {.source = "src", .len = 3, .path = "p.blk", .defines = d1, .ndefines = 2, .arch = "sm_90a"};
     rt_cache_key base, k;
-    rt_cache_key_compute("v1", &r, &base);
+    rt_cache_key_compute("v1", "ptx", &r, &base);
     CHECK(strlen(base.hex) == 64, "hex key");
     r.defines = d2;
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) == 0, "define order does not matter");
     r.defines = d3;
     r.ndefines = 3;
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) == 0, "a repeated define: the last counts");
     r.defines = d4;
     r.ndefines = 2;
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "a define's value matters");
     r.defines = d1;
-    rt_cache_key_compute("v2", &r, &k);
+    rt_cache_key_compute("v2", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "compiler version matters");
     r.arch = "sm_80";
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "arch matters");
     r.arch = "sm_90a";
     r.kernel = "k";
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "kernel selection matters");
     r.kernel = NULL;
     r.path = "q.blk";
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "path matters (imports resolve next to it)");
     r.path = "p.blk";
     r.source = "srd";
-    rt_cache_key_compute("v1", &r, &k);
+    rt_cache_key_compute("v1", "ptx", &r, &k);
     CHECK(strcmp(k.hex, base.hex) != 0, "source matters");
+    r.source = "src";
+    rt_cache_key_compute("v1", "meta", &r, &k);
+    CHECK(strcmp(k.hex, base.hex) != 0, "what the entry holds matters (a lazy load's description, PTX)");
+    /* one entry per variant: none (every default variant), "" and each spec differ */
+    rt_cache_key v0, v1;
+    r.variant = "";
+    rt_cache_key_compute("v1", "ptx", &r, &v0);
+    r.variant = "x=d16,n=eq1";
+    rt_cache_key_compute("v1", "ptx", &r, &v1);
+    CHECK(strcmp(v0.hex, base.hex) != 0 && strcmp(v1.hex, base.hex) != 0 && strcmp(v0.hex, v1.hex) != 0,
+          "the variant matters");
 }
 
 static void write_file(const char *path, const char *text) {

@@ -280,6 +280,23 @@ static void raw(blkrt_module *m) {
     CHECK(strcmp(last().entry, "vadd_generic") == 0, "raw launch of vadd: %s", last().entry);
 }
 
+/* A launch loop on a thread with no context of its own binds the device's
+ * once and then pays no push/pop per launch (rt_ctx_enter). */
+static void no_ctx_switch_per_launch(blkrt_module *m) {
+    blkrt_kernel *r;
+    OK(blkrt_module_kernel(m, "raw_kernel", &r));
+    uint64_t p = 0;
+    uint32_t n = 1, grid[3] = {1, 1, 1}, block[3] = {32, 1, 1};
+    void *params[] = {&p, &n};
+    OK(blkrt_launch_raw(r, grid, block, 0, params, NULL));
+    int push = F.count_calls("cuCtxPushCurrent_v2"), set = F.count_calls("cuCtxSetCurrent");
+    for (int i = 0; i < 100; i++) OK(blkrt_launch_raw(r, grid, block, 0, params, NULL));
+    CHECK(F.count_calls("cuCtxPushCurrent_v2") == push && F.count_calls("cuCtxSetCurrent") == set,
+          "100 launches: %d pushes, %d binds", F.count_calls("cuCtxPushCurrent_v2") - push,
+          F.count_calls("cuCtxSetCurrent") - set);
+    CHECK(F.ctx_depth() == 1, "the device's context stays bound (depth %d)", F.ctx_depth());
+}
+
 int main(void) {
     if (fake_api_load(&F) != 0) return 1;
     if (blkrt_device_open(0, &d) != BLKRT_OK) {
@@ -295,6 +312,7 @@ int main(void) {
     limits(m);
     encodings(m);
     raw(m);
+    no_ctx_switch_per_launch(m);
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");

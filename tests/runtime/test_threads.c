@@ -59,7 +59,7 @@ static void *worker(void *arg) {
     pthread_barrier_wait(&barrier);
     TCHECK(strstr(blkrt_last_error(), want) != NULL);
     TCHECK(blkrt_stream_synchronize(streams[t]) == BLKRT_OK);
-    TCHECK(F.ctx_depth() == 0);
+    TCHECK(F.ctx_depth() <= 1); /* the primary context stays bound, never stacked */
     thread_failures[t] = bad;
     return NULL;
 }

@@ -71,7 +71,9 @@ static void test_names(void) {
     CHECK(names[1] && strcmp(names[1], "canonicalize") == 0);
     CHECK(names[2] && strcmp(names[2], "axisinfo") == 0);
     CHECK(names[3] && strcmp(names[3], "layout") == 0);
-    CHECK(names[4] == NULL);
+    CHECK(names[4] && strcmp(names[4], "fuse") == 0);
+    CHECK(names[5] && strcmp(names[5], "vectorize") == 0);
+    CHECK(names[6] == NULL);
 }
 
 static void test_dump_points(void) {

@@ -76,14 +76,38 @@ int blkc_error_count(const blkc_ctx *c);
  *   "ir"                     after blkc_build (IR after the whole pipeline)
  *   "ir-after=PASS"          after blkc_build with blkc_set_dump_after(c, PASS)
  *   "ptx"                    after blkc_build: PTX for the arch (blkc_set_arch),
- *                            two entries per kernel, each with a metadata line
+ *                            one entry per kernel variant (see blkc_add_variant),
+ *                            each with a metadata line
  *   "meta"                   just the metadata lines, one per entry:
  *     // blk-meta v1 kernel=K entry=E num_warps=W shared=BYTES params=NAME:TYPE,...
- *        consts=NAME:TYPE:VALUE,... spec=NAME:d16|eq1|-,...
+ *        consts=NAME:TYPE:VALUE,... spec=NAME:d16|eq1|-,... [nospec=NAME,...]
+ *   "meta-front"             one metadata line per kernel without code generation
+ *                            (no LLVM): the unspecialised entry's, with shared=0
  *   "llvm"                   the optimised LLVM IR the PTX comes from
  * The PTX kinds return NULL (with diagnostics) when codegen fails.
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);
+
+/* Kernel variants (argument specialisation, docs/codegen.md). By default the
+ * PTX backend makes two entries per kernel: one assuming every pointer and
+ * integer argument divisible by 16 (except @do_not_specialize parameters)
+ * and the fallback assuming nothing. blkc_add_variant asks for one more:
+ *
+ *   SPEC := [KERNEL ":"] [NAME "=" CODE ("," NAME "=" CODE)*]
+ *   CODE := d16 (divisible by 16) | eq1 (an integer equal to 1) | - (nothing)
+ *
+ * e.g. "stride_x=eq1,n=d16"; parameters not named assume nothing. Without
+ * KERNEL it applies to every kernel built, which must all have the named
+ * parameters. Entries come most assumptions first, so a runtime taking the
+ * first entry whose assumptions hold takes the most specialised one.
+ * The syntax is checked here, the names by blkc_build (at once if c is
+ * built already): unknown or const parameters, eq1 on a pointer, d16/eq1 on
+ * a float or bool, @do_not_specialize parameters are BLK_ERR_USAGE with a
+ * diagnostic. Identical assumptions make one entry. */
+blk_status blkc_add_variant(blkc_ctx *c, const char *spec);
+/* on = 0: only the variants added with blkc_add_variant (the runtime's JIT
+ * compiles exactly one per launch signature). Default 1. */
+void blkc_set_default_variants(blkc_ctx *c, int on);
 
 /* ---- the CPU interpreter ---- */
 typedef enum { BLK_ARG_PTR, BLK_ARG_INT, BLK_ARG_FLOAT } blk_arg_kind;

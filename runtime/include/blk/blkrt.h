@@ -159,7 +159,9 @@ typedef struct {
 
 /* .blk source text: compiled by the registered compiler (blkrt_jit), to PTX
  * for a GPU (through the disk cache) or for the interpreter on the CPU
- * device. opts may be NULL. */
+ * device. opts may be NULL. On a GPU (with blkrt_jit) only the front end
+ * runs here: each kernel variant is compiled and loaded by the first launch
+ * whose arguments need it (docs/runtime.md, "Lazy variants"). */
 blkrt_status blkrt_module_load_source(blkrt_device *d, const char *source, size_t len,
                                       const blkrt_source_options *opts, blkrt_module **out);
 blkrt_status blkrt_module_unload(blkrt_module *m);
@@ -170,6 +172,10 @@ blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log);
  * name as an unchecked kernel. The handle lives as long as the module. */
 blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel **out);
 
+/* Kernels from source on a GPU (compiled per variant at first need):
+ * num_variants counts the variants compiled so far (0 before the first
+ * launch), num_warps is the source's, shared_bytes that of the least
+ * specialised variant compiled so far (0 before any). */
 typedef struct {
     const char *name;
     int checked;          /* 1: described by blk-meta, launch with blkrt_launch */
@@ -211,14 +217,16 @@ typedef struct {
  * (32 * num_warps threads) and shared memory against device and function;
  * then the most specialised variant whose assumptions the arguments satisfy
  * is launched on s (NULL: the default stream). Nothing reaches the driver
- * when a check fails. */
+ * when a check fails. A kernel from source on a GPU launches the variant of
+ * exactly the arguments' key, compiling and loading it first if it is new
+ * (errors of that compile: BLKRT_ERR_COMPILE with the compiler's messages). */
 blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs,
                           blkrt_stream *s);
 
 /* Launch without argument checks (GPU only): params as for cuLaunchKernel
  * (an array of pointers to each argument's value), an explicit block size and
  * dynamic shared memory. A checked kernel launches its least specialised
- * variant. */
+ * variant (from source: the unspecialised one, compiled first if need be). */
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                               uint32_t shared_bytes, void **params, blkrt_stream *s);
 
@@ -231,6 +239,10 @@ typedef struct {
     int ndefines;
     const char *kernel;          /* NULL: every kernel */
     const char *arch;            /* compile_ptx: "sm_90a", ...; cpu_build: "cpu" */
+    /* compile_ptx: NULL = every default variant of the kernels; else exactly
+     * one variant of `kernel`, as blkc_add_variant's SPEC without a kernel
+     * ("x=d16,n=eq1"; "" = the unspecialised one) */
+    const char *variant;
 } blkrt_compile_request;
 
 /* Everything a hook returns is malloc'd; the runtime frees it with free(). */
@@ -261,6 +273,12 @@ typedef struct {
     blkrt_status (*cpu_run)(void *program, const char *kernel, const uint32_t grid[3],
                             const blkrt_cpu_arg *args, int nargs, char **log);
     void (*cpu_free)(void *program);
+    /* GPU loads from source: res->text = one blk-meta line per kernel from the
+     * front end alone (params, consts, num_warps, nospec; no code). With it a
+     * load compiles nothing, and each launch whose argument key is new asks
+     * compile_ptx for exactly that variant; without it (NULL) a load asks
+     * compile_ptx for every default variant at once. */
+    blkrt_status (*describe)(const blkrt_compile_request *req, blkrt_compile_result *res);
 } blkrt_compiler;
 
 /* Register the compiler (NULL removes it). The struct must outlive its use. */
