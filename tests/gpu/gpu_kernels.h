@@ -34,6 +34,11 @@
  */
 
 static const gk_kernel gk_table[] = {
+    /* ---- ../tests/gpu/tensor_desc.blk: desc_load / desc_store, out-of-bounds rows and columns ---- */
+    {"../tests/gpu/tensor_desc.blk", "desc_tiles", "src:in(m*k) dst:out(m*k) M:=m K:=k", "cdiv(m,BM)", NULL,
+     {"", "BM=32 BK=64"},
+     {"m=16 k=32", "m=33 k=70", "m=1 k=1", "m=64 k=256", "m=100 k=1000"},
+     TOL_EXACT},
     /* ---- ../tests/gpu/specialize.blk: eq1 variants (stride 1) next to d16 and fallback ---- */
     {"../tests/gpu/specialize.blk", "strided_gather", "out:out(n) x:in(n*s) stride_x:=s n:=n", "cdiv(n,BLOCK)", NULL,
      {"", "BLOCK=256"},
