@@ -45,8 +45,12 @@ static LLVMValueRef shfl_xor(cg_ctx *C, LLVMValueRef v, int off) {
         lo = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
         args[1] = hi;
         hi = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-        r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, C->i64, ""),
-                        LLVMBuildShl(b, LLVMBuildZExt(b, hi, C->i64, ""), LLVMConstInt(C->i64, 32, 0), ""), "");
+        /* one emitting call per statement, high half first: the PTX must not
+         * depend on the C compiler's argument order (reliability F7) */
+        LLVMValueRef hi64 = LLVMBuildZExt(b, hi, C->i64, "");
+        LLVMValueRef hs = LLVMBuildShl(b, hi64, LLVMConstInt(C->i64, 32, 0), "");
+        LLVMValueRef lo64 = LLVMBuildZExt(b, lo, C->i64, "");
+        r = LLVMBuildOr(b, lo64, hs, "");
     } else {
         args[1] = bits == 32 ? x : LLVMBuildZExt(b, x, C->i32, "");
         r = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
@@ -286,8 +290,12 @@ static LLVMValueRef shfl_dir(cg_ctx *C, LLVMValueRef v, int delta, bool up) {
         LLVMValueRef lo = cg_call_intrinsic(C, name, NULL, 0, args, 4);
         args[1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
         LLVMValueRef hi = cg_call_intrinsic(C, name, NULL, 0, args, 4);
-        r = LLVMBuildOr(b, LLVMBuildZExt(b, lo, C->i64, ""),
-                        LLVMBuildShl(b, LLVMBuildZExt(b, hi, C->i64, ""), LLVMConstInt(C->i64, 32, 0), ""), "");
+        /* one emitting call per statement, high half first: the PTX must not
+         * depend on the C compiler's argument order (reliability F7) */
+        LLVMValueRef hi64 = LLVMBuildZExt(b, hi, C->i64, "");
+        LLVMValueRef hs = LLVMBuildShl(b, hi64, LLVMConstInt(C->i64, 32, 0), "");
+        LLVMValueRef lo64 = LLVMBuildZExt(b, lo, C->i64, "");
+        r = LLVMBuildOr(b, lo64, hs, "");
     } else {
         args[1] = bits == 32 ? x : LLVMBuildZExt(b, x, C->i32, "");
         r = cg_call_intrinsic(C, name, NULL, 0, args, 4);
