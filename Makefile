@@ -46,21 +46,20 @@ configure: deps $(BUILD)/CMakeCache.txt
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: every stdlib file through the front end to Block IR, the
-# kernels the GPU backend handles (no `dot` yet) to PTX for sm_90a, then one
-# kernel run through the runtime: on GPU 0 if there is one, else on the CPU
-# interpreter device.
-PTX_STDLIB = elementwise diffusion softmax norm reduce layout attn_variants moe
+# The main job: every stdlib file through the front end to Block IR and to
+# PTX for sm_90a, then one kernel run through the runtime: on GPU 0 if there
+# is one, else on the CPU interpreter device. A file the backend refuses is
+# compiled kernel by kernel (tests/tools/ptx_each.sh): what compiles is
+# written, what does not is named with the compiler's reason, and the job
+# fails only when a kernel fails for another reason than a missing lowering.
 main: build
 	@mkdir -p $(BUILD)/ptx
 	@for f in stdlib/*.blk; do \
 	  ./$(BUILD)/blkc --emit=ir $$f -o /dev/null || exit 1; \
 	  echo "stdlib: $$f -> Block IR ok"; \
 	done
-	@for k in $(PTX_STDLIB); do \
-	  [ -f stdlib/$$k.blk ] || continue; \
-	  ./$(BUILD)/blkc stdlib/$$k.blk --arch sm_90a -o $(BUILD)/ptx/$$k.ptx || exit 1; \
-	  echo "stdlib: stdlib/$$k.blk -> $(BUILD)/ptx/$$k.ptx ($$(grep -c 'blk-meta' $(BUILD)/ptx/$$k.ptx) kernel entries)"; \
+	@for f in stdlib/*.blk; do \
+	  sh tests/tools/ptx_each.sh ./$(BUILD)/blkc $$f $(BUILD)/ptx/$$(basename $$f .blk).ptx sm_90a || exit 1; \
 	done
 	./$(BUILD)/examples/interp_vector_add
 	./$(BUILD)/examples/run_vector_add
