@@ -11,6 +11,7 @@
  *   cg_convert.c      layout conversions and shape ops through shared memory
  *   cg_control.c      for / if / while / break / continue / return
  *   cg_print.c        print (device vprintf)
+ *   cg_dot.c          dot: shared-memory tiles, ldmatrix, mma.sync
  *
  * A block value is, in each thread, the array of LLVM values of the elements
  * that thread owns under the value's layout (cg_val.v[0..n-1], in the
@@ -125,6 +126,7 @@ bool cg_sort(cg_ctx *C, ir_inst *in);   /* cg_sort.c: SORT, TOPK */
 bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
 bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf */
+bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
 /* the scalar semantics of one ELEM op on register values */
 LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops);
 LLVMValueRef cg_cast_scalar(cg_ctx *C, blk_loc loc, blk_dtype from, blk_dtype to, LLVMValueRef x);

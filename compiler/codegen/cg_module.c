@@ -88,12 +88,13 @@ void cg_barrier(cg_ctx *C) {
 /* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):
  * the blk-meta `shared=` field tells the runtime how many bytes to pass at
  * launch, and one symbol serves every kernel of the module. The kernel's
- * static buffers (cg_reduce.c, smem_static) count against the same limit. */
+ * static buffers (cg_reduce.c, smem_static) count against the same limit:
+ * the target's opt-in maximum (libblkrt raises a function's dynamic limit
+ * past the default 48 KB when it loads the module). */
 LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) {
-    if (bytes + C->smem_static > C->tgt->smem_static_max) {
-        cg_error(C, loc, "this operation needs %lld bytes of shared memory for its layout conversion; blk uses at "
-                 "most %d per block on %s for now (use smaller blocks)", (long long)(bytes + C->smem_static),
-                 C->tgt->smem_static_max, C->tgt->arch);
+    if (bytes + C->smem_static > C->tgt->smem_optin_max) {
+        cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
+                 "(use smaller blocks)", (long long)(bytes + C->smem_static), C->tgt->smem_optin_max, C->tgt->arch);
         bytes = 0;
     }
     LLVMValueRef g = LLVMGetNamedGlobal(C->mod, "__blk_smem");
@@ -254,13 +255,9 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
         return;
     }
     if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_sort(C, in) ||
-        cg_convert_op(C, in) || cg_print(C, in))
+        cg_convert_op(C, in) || cg_print(C, in) || cg_dot(C, in))
         return;
-    if (in->op == IR_DOT) {
-        cg_error(C, in->loc, "dot is not yet supported by the PTX backend (tensor-core lowering is a later issue)");
-    } else {
-        cg_error(C, in->loc, "'%s' is not yet supported by the PTX backend", ir_op_table[in->op].name);
-    }
+    cg_error(C, in->loc, "'%s' is not supported by the PTX backend", ir_op_table[in->op].name);
     /* give results placeholder values so lowering can go on and report more */
     for (int k = 0; k < in->num_results; k++) {
         ir_value *r = in->results[k];

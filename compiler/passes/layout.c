@@ -191,6 +191,25 @@ const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shap
     return lay_blocked(a, rank, spt, tpw, wpc, order);
 }
 
+bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape) {
+    return l && l->kind == LAY_BLOCKED && l->rank == 2 && rank == 2 && l->spt[0] == 1 && l->spt[1] == 2 &&
+           l->tpw[0] == 8 && l->tpw[1] == 4 && l->order[0] == 1 && shape[0] % (16 * l->wpc[0]) == 0 &&
+           lay_fits(l, rank, shape);
+}
+
+const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first) {
+    int w[2] = {1, 1};
+    int mt = M / 16 > 0 ? M / 16 : 1; /* m16 tiles: a warp needs at least one */
+    while (w[0] * w[1] < num_warps) {
+        if (rows_first) {
+            if (w[0] < mt) w[0] *= 2;
+            else w[1] *= 2;
+        } else if (M / 16 / w[0] >= N / 16 / w[1] && w[0] < mt) w[0] *= 2;
+        else w[1] *= 2;
+    }
+    return lay_blocked(a, 2, (int[]){1, 2}, (int[]){8, 4}, w, (int[]){1, 0});
+}
+
 static void print_ints(blk_strbuf *out, const char *name, const int *v, int n) {
     sb_printf(out, "%s=[", name);
     for (int i = 0; i < n; i++) sb_printf(out, "%s%d", i ? ", " : "", v[i]);
@@ -441,6 +460,9 @@ static void fwd_inst(lay_ctx *L, ir_inst *in) {
     case IR_DESC_LOAD:
         force(L, res, desc_load_layout(L, in));
         return;
+    case IR_DOT:
+        force(L, res, want_of(L, res)); /* seed_dots made it the accumulator layout */
+        return;
     case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
         assign(L, res, x);
         return;
@@ -505,6 +527,197 @@ static void fwd_region(lay_ctx *L, ir_region *r) {
     for (ir_inst *i = r->first; i; i = i->next) fwd_inst(L, i);
 }
 
+/* ---- tensor-core seeds ----
+ *
+ * A dot's accumulator layout must win over the layouts that memory accesses
+ * ask for: a store after the loop would otherwise pull the loop-carried
+ * accumulator (and with it every iteration's dot result) into the store's
+ * layout, converting through shared memory twice per iteration. So before
+ * the backward walk, each dot's result and accumulator operand want the
+ * accumulator layout, and that want flows forward — through elementwise
+ * ops, reductions (as a slice), expand_dims, broadcasts, and from a loop's
+ * yield into the loop-carried value, its init and the loop's result — to a
+ * fixed point. Attention's acc, m_i and l_i thus stay in the accumulator
+ * layout and its row slice across iterations. */
+
+typedef void (*inst_fn)(lay_ctx *L, ir_inst *in, void *arg);
+
+static void walk(lay_ctx *L, ir_region *r, inst_fn fn, void *arg) {
+    for (ir_inst *in = r->first; in; in = in->next) {
+        fn(L, in, arg);
+        for (int k = 0; k < in->num_regions; k++) walk(L, in->regions[k], fn, arg);
+    }
+}
+
+typedef struct {
+    bool *mark;   /* values reached from one dot's result */
+    bool changed, rows;
+} chain_ctx;
+
+static bool marked(lay_ctx *L, bool *mark, const ir_value *v) { return in_range(L, v) && mark[v->id]; }
+static void mark_val(lay_ctx *L, chain_ctx *c, const ir_value *v) {
+    if (in_range(L, v) && v->type.rank && !c->mark[v->id]) c->mark[v->id] = true, c->changed = true;
+}
+
+/* The loop-carried value, init and loop result of yield operand k of FOR. */
+static void for_carried(ir_inst *loop, int k, ir_value **arg, ir_value **init, ir_value **res) {
+    ir_region *body = loop->regions[0];
+    *arg = 1 + k < body->args.len ? body->args.data[1 + k] : NULL;
+    *init = 3 + k < loop->num_operands ? loop->operands[3 + k] : NULL;
+    *res = k < loop->num_results ? loop->results[k] : NULL;
+}
+
+static void chain_step(lay_ctx *L, ir_inst *in, void *arg) {
+    chain_ctx *c = arg;
+    if (in->op == IR_FOR) {
+        ir_inst *y = terminator(in->regions[0]);
+        if (y && y->op == IR_YIELD)
+            for (int k = 0; k < y->num_operands; k++)
+                if (marked(L, c->mark, y->operands[k])) {
+                    ir_value *a, *i, *r;
+                    for_carried(in, k, &a, &i, &r);
+                    mark_val(L, c, a);
+                    mark_val(L, c, r);
+                }
+        return;
+    }
+    bool any = false;
+    for (int k = 0; k < in->num_operands; k++) any |= marked(L, c->mark, in->operands[k]);
+    if (!any) return;
+    if ((in->op == IR_REDUCE || in->op == IR_ARGREDUCE || in->op == IR_REDUCE_REGION) &&
+        in->axis == in->operands[0]->type.rank - 1)
+        c->rows = true;
+    if (in->op == IR_DOT && marked(L, c->mark, in->operands[0])) c->rows = true;
+    if (ir_op_has(in->op, OPF_ELEM) || in->op == IR_BROADCAST)
+        for (int k = 0; k < in->num_results; k++) mark_val(L, c, in->results[k]);
+}
+
+/* Does the dot's result (through elementwise ops and loop-carried values)
+ * reach a reduction along its rows or another dot's A operand? */
+static bool dot_rows_first(lay_ctx *L, ir_func *f, ir_inst *dot) {
+    chain_ctx c = {ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, false};
+    if (!c.mark) return false;
+    c.mark[dot->results[0]->id] = true;
+    for (int it = 0; it < 8 && c.changed; it++) {
+        c.changed = false;
+        walk(L, f->body, chain_step, &c);
+    }
+    return c.rows;
+}
+
+typedef struct {
+    ir_func *f;
+    bool *seeded;
+    bool changed;
+    bool rows_first_phase; /* seeding the dots whose rows are reduced (first) or the others */
+} seed_ctx;
+
+static void seed_want(lay_ctx *L, seed_ctx *s, const ir_value *v, const lay_layout *l) {
+    if (!in_range(L, v) || !v->type.rank || L->want[v->id] || !l) return;
+    want_set(L, v, l);
+    if (L->want[v->id]) s->seeded[v->id] = true, s->changed = true;
+}
+
+static const lay_layout *seeded_want(lay_ctx *L, seed_ctx *s, const ir_value *v) {
+    return in_range(L, v) && s->seeded[v->id] ? L->want[v->id] : NULL;
+}
+
+/* An elementwise consumer of v whose result already has an accumulator
+ * layout of v's shape (attention's acc * alpha + dot(p, v)): v's dot takes
+ * that layout instead of converting every iteration. */
+typedef struct {
+    const ir_value *v;
+    seed_ctx *s;
+    const lay_layout *found;
+} consumer_ctx;
+
+static const lay_layout *seeded_want(lay_ctx *L, seed_ctx *s, const ir_value *v);
+
+static void consumer_step(lay_ctx *L, ir_inst *in, void *arg) {
+    consumer_ctx *c = arg;
+    if (c->found || !ir_op_has(in->op, OPF_ELEM) || !in->num_results) return;
+    for (int k = 0; k < in->num_operands; k++)
+        if (in->operands[k] == c->v) {
+            const lay_layout *w = seeded_want(L, c->s, in->results[0]);
+            if (w && lay_is_mma_acc(w, c->v->type.rank, c->v->type.shape)) c->found = w;
+        }
+}
+
+static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
+    seed_ctx *s = arg;
+    ir_value *res = in->num_results ? in->results[0] : NULL;
+    switch (in->op) {
+    case IR_DOT: {
+        if (!res || res->type.rank != 2 || (in_range(L, res) && s->seeded[res->id])) return;
+        bool rows = dot_rows_first(L, s->f, in);
+        if (rows != s->rows_first_phase) return;
+        const lay_layout *l = seeded_want(L, s, in->operands[2]);
+        if (!l || !lay_is_mma_acc(l, 2, res->type.shape)) {
+            consumer_ctx c = {res, s, NULL};
+            walk(L, s->f->body, consumer_step, &c);
+            l = c.found;
+        }
+        if (!l) l = lay_for_dot(L->a, res->type.shape[0], res->type.shape[1], L->t->num_warps, rows);
+        seed_want(L, s, res, l);
+        seed_want(L, s, in->operands[2], l);
+        return;
+    }
+    case IR_FOR: {
+        ir_inst *y = terminator(in->regions[0]);
+        if (!y || y->op != IR_YIELD) return;
+        for (int k = 0; k < y->num_operands; k++) {
+            const lay_layout *w = seeded_want(L, s, y->operands[k]);
+            if (!w) continue;
+            ir_value *a, *i, *r;
+            for_carried(in, k, &a, &i, &r);
+            seed_want(L, s, a, w);
+            seed_want(L, s, i, w);
+            seed_want(L, s, r, w);
+        }
+        return;
+    }
+    case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION: {
+        const lay_layout *w = seeded_want(L, s, in->operands[0]);
+        if (w && res && res->type.rank) seed_want(L, s, res, lay_slice(L->a, w, in->axis));
+        return;
+    }
+    case IR_EXPAND_DIMS: {
+        const lay_layout *w = seeded_want(L, s, in->operands[0]);
+        if (w) seed_want(L, s, res, lay_expand(L->a, w, in->axis));
+        return;
+    }
+    case IR_BROADCAST:
+        seed_want(L, s, res, seeded_want(L, s, in->operands[0]));
+        return;
+    default:
+        break;
+    }
+    if (!ir_op_has(in->op, OPF_ELEM) || !res || !res->type.rank) return;
+    for (int k = 0; k < in->num_operands; k++) {
+        const lay_layout *w = seeded_want(L, s, in->operands[k]);
+        if (w && in->operands[k]->type.rank == res->type.rank) {
+            seed_want(L, s, res, w);
+            return;
+        }
+    }
+}
+
+/* Dots whose rows are reduced first (their layout puts a row in one warp),
+ * then the others, which join an accumulator layout already flowing into
+ * their consumers or accumulator operand where there is one. */
+static void seed_dots(lay_ctx *L, ir_func *f) {
+    seed_ctx s = {f, ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, true};
+    if (!s.seeded) return;
+    for (int phase = 0; phase < 2; phase++) {
+        s.rows_first_phase = phase == 0;
+        s.changed = true;
+        for (int it = 0; it < 16 && s.changed; it++) {
+            s.changed = false;
+            walk(L, f->body, seed_step, &s);
+        }
+    }
+}
+
 lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes) {
     lay_table *t = ARENA_NEW(a, lay_table);
     if (!t) return NULL;
@@ -513,6 +726,7 @@ lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_
     t->lay = ARENA_ARRAY(a, const lay_layout *, t->num_values + 1);
     lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes};
     if (!t->lay || !L.want) { t->num_values = 0; return t; }
+    seed_dots(&L, f);
     back_region(&L, f->body);
     fwd_region(&L, f->body);
     return t;

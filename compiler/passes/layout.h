@@ -36,8 +36,18 @@
  * spt consecutive elements of the fastest dim are adjacent registers (what
  * ld.global.v4 needs).
  *
- * Later issues add MMA (accumulator), DOT_OPERAND and SHARED (swizzled)
- * kinds to lay_kind.
+ * The tensor-core accumulator is a BLOCKED layout too (lay_for_dot):
+ * mma.sync m16n8 gives lane l the elements (g, 2t..2t+1) and (g+8, ...) of
+ * its 16x8 tile (g = l / 4, t = l % 4), which is
+ *     #blocked<spt=[1, 2], tpw=[8, 4], wpc=[Wm, Wn], order=[1, 0]>
+ * with the row bit "+8" taken by the next register along dim 0 instead of
+ * the next warp: warp (wm, wn)'s register k0 holds row 8*wm + g + 8*Wm*k0,
+ * so registers 2i and 2i+1 are the two halves (g, g+8) of an m16 tile whose
+ * rows are 8 apart in the *tile's* numbering but 8*Wm apart in the block.
+ * The A operand follows: ldmatrix takes one row address per lane, so the
+ * fragment's rows are gathered wherever the accumulator's rows are (free).
+ * Reductions, broadcasts, slices, conversions and stores then treat the
+ * accumulator like any other blocked value (docs/codegen.md, "Tensor cores").
  */
 #ifndef BLK_LAYOUT_H
 #define BLK_LAYOUT_H
@@ -87,6 +97,15 @@ int lay_num_regs(const lay_layout *l, const int32_t *shape, int *n);
  * consecutive elements per thread along fast_dim. */
 const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shape, int num_warps, int fast_dim,
                                      int vec);
+/* The accumulator layout of a dot with result [M, N] (M, N powers of two,
+ * M >= 16): all warps along M when `rows_first` (a chain whose rows are
+ * reduced or fed to another dot: attention keeps a row in one warp),
+ * otherwise square-ish warp tiles (Triton's warpsPerTile for mma v2). Warps
+ * beyond M/16 x N/8 replicate along N. */
+const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first);
+/* Is l an accumulator layout of lay_for_dot's form in which every warp owns
+ * whole m16 tiles of a block of this shape? */
+bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape);
 /* "#blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>" / "#slice<dim=0, #blocked<...>>" */
 void lay_print(blk_strbuf *out, const lay_layout *l);
 

@@ -23,6 +23,9 @@
  * table per kernel, then "N passed, M failed". Exit 0 iff all passed, 1 on
  * failures, 2 on bad usage, 77 without a GPU/driver.
  *
+ * BLK_GPU_ARCH=sm_80 compiles for that arch instead of the device's own
+ * (older PTX runs on newer GPUs), so one H100 checks both backends.
+ *
  * --dry-run stops each case after the launch (for the fake driver, which runs
  * no kernels): compile, load, argument checks, variant choice (checked
  * against the fake's launch record), poisoning, guards and the reference run
@@ -81,6 +84,10 @@ typedef struct {
 #define TOL_MATH ((gk_tol){4, 1e-5})   /* libdevice vs libm (exp, erf, rsqrt): a few f32 ulps, or
                                           rtol 1e-5 where the formula cancels (gelu, x*scale+shift) */
 #define TOL_RED ((gk_tol){4, 1e-5})    /* reductions and scans in another order */
+#define TOL_ATTN ((gk_tol){2, 1e-2})   /* attention: the probabilities are cast to bf16 before the second
+                                          dot, so an f32 difference of one ulp in exp or in the first dot's
+                                          sum order can move a p by one bf16 unit (2^-8 relative): the
+                                          output moves by up to ~p*|v|/l * 2^-8, a few 1e-3 of its rms */
 
 typedef struct {
     const char *file, *kernel, *args, *grid, *require;
@@ -162,7 +169,7 @@ typedef struct {
 static const dtype dtypes[] = {
     {"f32", 4, K_FLOAT}, {"f64", 8, K_FLOAT}, {"f16", 2, K_FLOAT}, {"bf16", 2, K_FLOAT}, {"i8", 1, K_INT},
     {"i16", 2, K_INT},   {"i32", 4, K_INT},   {"i64", 8, K_INT},   {"u8", 1, K_UINT},   {"u16", 2, K_UINT},
-    {"u32", 4, K_UINT},  {"u64", 8, K_UINT},  {"bool", 1, K_BOOL},
+    {"u32", 4, K_UINT},  {"u64", 8, K_UINT},  {"bool", 1, K_BOOL}, {"f8e4m3", 1, K_FLOAT}, {"f8e5m2", 1, K_FLOAT},
 };
 static const dtype *find_dtype(const char *name) {
     for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
@@ -205,9 +212,34 @@ static float f16_to_f32(uint16_t h) {
     return (h & 0x8000) ? -v : v;
 }
 
+/* f8 (OCP): e4m3 (bias 7, no inf, S.1111.111 NaN), e5m2 (bias 15, IEEE). */
+static float f8_to_f32(uint8_t b, bool e5m2) {
+    int ebits = e5m2 ? 5 : 4, mbits = e5m2 ? 2 : 3, bias = e5m2 ? 15 : 7;
+    int e = (b >> mbits) & ((1 << ebits) - 1), m = b & ((1 << mbits) - 1);
+    float v;
+    if (e5m2 && e == 31) v = m ? NAN : INFINITY;
+    else if (!e5m2 && e == 15 && m == 7) v = NAN;
+    else v = e == 0 ? ldexpf((float)m, 1 - bias - mbits) : ldexpf((float)(m | (1 << mbits)), e - bias - mbits);
+    return (b & 0x80) ? -v : v;
+}
+/* The nearest finite f8 (ties to the even code); inputs only, so a search
+ * over the 256 codes is fast enough and obviously right. */
+static uint8_t f32_to_f8(float f, bool e5m2) {
+    int best = 0;
+    double bd = INFINITY;
+    for (int c = 0; c < 256; c++) {
+        float v = f8_to_f32((uint8_t)c, e5m2);
+        if (!isfinite(v)) continue;
+        double d = fabs((double)v - (double)f);
+        if (d < bd || (d == bd && !(c & 1))) bd = d, best = c;
+    }
+    return (uint8_t)best;
+}
+
 static void put_float(const dtype *t, void *p, double v) {
     float f = (float)v;
-    if (!strcmp(t->name, "f32")) memcpy(p, &f, 4);
+    if (!strncmp(t->name, "f8", 2)) *(uint8_t *)p = f32_to_f8(f, !strcmp(t->name, "f8e5m2"));
+    else if (!strcmp(t->name, "f32")) memcpy(p, &f, 4);
     else if (!strcmp(t->name, "f64")) memcpy(p, &v, 8);
     else {
         uint16_t h = !strcmp(t->name, "bf16") ? f32_to_bf16(f) : f32_to_f16(f);
@@ -215,6 +247,7 @@ static void put_float(const dtype *t, void *p, double v) {
     }
 }
 static double get_float(const dtype *t, const void *p) {
+    if (!strncmp(t->name, "f8", 2)) return f8_to_f32(*(const uint8_t *)p, !strcmp(t->name, "f8e5m2"));
     if (!strcmp(t->name, "f32")) {
         float f;
         memcpy(&f, p, 4);
@@ -832,7 +865,11 @@ static blkrt_device_info dinfo;
 static fake_api fake;
 static bool have_fake;
 
+/* The arch blk compiles for on this device: its own, or BLK_GPU_ARCH
+ * (sm_80 PTX runs on sm_90 GPUs: the suite checks both backends there). */
 static const char *backend_arch(const char *arch) {
+    const char *force = getenv("BLK_GPU_ARCH");
+    if (force && *force) return force;
     int sm = 0;
     if (sscanf(arch, "sm_%d", &sm) != 1) return NULL;
     if (sm == 90) return "sm_90a";

@@ -2,8 +2,6 @@
 # ptxas.sh BLKC PTXAS FILE.blk — every kernel of FILE through the PTX backend
 # for sm_80 and sm_90a, each result assembled by ptxas: proves the PTX is
 # valid (not that it computes the right thing: that is tests/gpu).
-# Kernels using dot are reported and skipped while tensor-core lowering is
-# not implemented (blkc says "dot is not yet supported by the PTX backend").
 # Exit 77 (CTest: skipped) when ptxas is not installed.
 # A line "// PTXAS: KERNEL -D NAME=VALUE ..." in FILE adds a configuration of
 # KERNEL (compiled and assembled like the defaults).
@@ -14,17 +12,13 @@ fi
 tmp=${TMPDIR:-/tmp}/ptxas.$$; mkdir -p "$tmp"; trap 'rm -rf "$tmp"' EXIT
 kernels=$(sed -n 's/^[[:space:]]*kernel[[:space:]]\{1,\}\([A-Za-z_][A-Za-z0-9_]*\).*/\1/p' "$src")
 [ -n "$kernels" ] || { echo "no kernels in $src"; exit 1; }
-fail=0; ok=0; skipped=0
+fail=0; ok=0
 configs=$(sed -n 's|^// PTXAS: *||p' "$src")
 while read -r k defs; do
   [ -n "$k" ] || continue
   for arch in sm_80 sm_90a; do
     # shellcheck disable=SC2086 # defs: -D options, split on purpose
     if ! "$blkc" "$src" --kernel "$k" $defs --arch "$arch" -o "$tmp/$k.$arch.ptx" 2> "$tmp/err" < /dev/null; then
-      if grep -q "dot is not yet supported by the PTX backend" "$tmp/err" && \
-         ! grep "error:" "$tmp/err" | grep -vq "dot is not yet supported"; then
-        echo "skip $k ($arch): uses dot"; skipped=$((skipped + 1)); continue
-      fi
       echo "FAIL: blkc $src --kernel $k $defs --arch $arch"; cat "$tmp/err"; fail=1; continue
     fi
     if ! grep -q "^// blk-meta v1 kernel=$k " "$tmp/$k.$arch.ptx"; then
@@ -39,5 +33,5 @@ done <<EOF
 $kernels
 $configs
 EOF
-echo "$src: $ok assembled, $skipped skipped (dot)"
+echo "$src: $ok assembled"
 exit $fail

@@ -151,15 +151,29 @@ static void test_api(void) {
         CHECK(ll && strstr(ll, "ptx_kernel"), "llvm IR");
         blkc_free(c);
     }
-    /* dot: a located error, no crash */
+    /* dot: tensor cores on every target */
     static const char dot_src[] =
         "kernel d(o: *f32) { let a = zeros([16, 16], bf16); store(o + arange(0, 16)[:, None] * 16 + arange(0, 16)[None, :], dot(a, a)); }\n";
+    for (int i = 0; i < 2; i++) {
+        c = blkc_new();
+        CHECK(blkc_load_source(c, "d.blk", dot_src, sizeof dot_src - 1) == BLK_OK, "load dot");
+        blkc_set_arch(c, archs[i]);
+        CHECK(blkc_build(c, NULL) == BLK_OK, "build dot: %s", blkc_diagnostics(c));
+        const char *ptx = blkc_emit(c, "ptx");
+        CHECK(ptx && strstr(ptx, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32") && strstr(ptx, "ldmatrix"),
+              "dot on %s: %s", archs[i], blkc_diagnostics(c));
+        blkc_free(c);
+    }
+    /* a dot whose operand tiles exceed the block's shared memory: located error */
+    static const char big_src[] =
+        "kernel d(o: *f32) { let a = zeros([256, 512], bf16);\n"
+        "  store(o + arange(0, 256)[:, None] * 256 + arange(0, 256)[None, :], dot(a, trans(a))); }\n";
     c = blkc_new();
-    CHECK(blkc_load_source(c, "d.blk", dot_src, sizeof dot_src - 1) == BLK_OK, "load dot");
+    CHECK(blkc_load_source(c, "big.blk", big_src, sizeof big_src - 1) == BLK_OK, "load big dot");
     if (blkc_build(c, NULL) == BLK_OK) {
-        CHECK(blkc_emit(c, "ptx") == NULL, "dot gives no PTX");
-        CHECK(strstr(blkc_diagnostics(c), "d.blk:1:") && strstr(blkc_diagnostics(c), "dot is not yet supported"),
-              "dot diagnostic: %s", blkc_diagnostics(c));
+        CHECK(blkc_emit(c, "ptx") == NULL, "an oversized dot gives no PTX");
+        CHECK(strstr(blkc_diagnostics(c), "big.blk:2:") && strstr(blkc_diagnostics(c), "bytes of shared memory"),
+              "oversized dot diagnostic: %s", blkc_diagnostics(c));
     }
     blkc_free(c);
 }

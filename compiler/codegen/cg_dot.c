@@ -1,0 +1,402 @@
+/* cg_dot.c — dot(a[M, K], b[K, N], acc[M, N]) on the tensor cores.
+ *
+ * The accumulator is in the layout lay_for_dot chose (layout.h):
+ *     #blocked<spt=[1, 2], tpw=[8, 4], wpc=[Wm, Wn], order=[1, 0]>
+ * warp (wm, wn), lane l (g = l / 4, t = l % 4), register (k0, k1) holds
+ *     row 8*wm + g + 8*Wm*k0,   col 8*wn + 2t + (k1 % 2) + 8*Wn*(k1 / 2)
+ * so registers k0 = 2i, 2i+1 and k1 = 2j, 2j+1 are the c0..c3 of the
+ * mma.sync m16n8 tile (i, j) — whose rows are R(i) + g and R(i) + 8*Wm + g,
+ * R(i) = 8*wm + 16*Wm*i, and whose columns are N0(j) + 0..7,
+ * N0(j) = 8*wn + 8*Wn*j. ldmatrix takes one row address per lane, so the A
+ * fragment gathers exactly those rows: the permutation costs nothing.
+ *
+ * Operands reach the tensor cores through shared memory, from registers in
+ * whatever layout they were loaded in:
+ *
+ *   bar.sync; every thread stores its elements of a and b (16-byte vector
+ *   stores where its registers run along the stored rows); bar.sync;
+ *   ldmatrix.x4 (.trans for an operand stored with M or N contiguous)
+ *   -> mma.sync per (m16 tile, n8 tile, k step).
+ *
+ * Each operand is one tile of `rows` stored rows of `cols` elements,
+ * K-contiguous ([M][K] for a, [N][K] for b) or, for 16-bit types whose
+ * registers run along M / N, MN-contiguous ([K][M], [K][N]) read with
+ * ldmatrix .trans. Rows are split in 16-byte chunks and chunk c of row r is
+ * stored at chunk c ^ ((r / per_phase) % max_phase) (Triton's swizzled
+ * shared layout, vec = 16 bytes): the 8 row addresses of one ldmatrix
+ * matrix then fall in 8 different bank groups (docs/codegen.md).
+ *
+ * Types (interp_dot.c is the reference):
+ *   f16, bf16   m16n8k16, f32 accumulate
+ *   f8e4m3/e5m2 converted exactly to f16 when stored, then as f16 (every
+ *               target: sm_80 has no f8 mma, and on sm_90 the f8 speed
+ *               comes from wgmma)
+ *   f32         tf32 (the default / "tf32"): rounded to nearest even to
+ *               10 mantissa bits when stored (as the interpreter), m16n8k8;
+ *               "ieee": no tensor cores — each thread sums its outputs with
+ *               one fma per k in k order, bit-exact with the interpreter
+ *   i8          m16n8k32, s32 accumulate (wrapping); K padded with zeros
+ *               to a multiple of 32
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+typedef struct {
+    LLVMValueRef base; /* addrspace(3) i8* */
+    int rows, cols;    /* stored shape: cols contiguous */
+    int e;             /* bytes per element */
+    int rb;            /* bytes per row */
+    int per_phase, max_phase;
+    int colv;          /* the value dim stored along cols */
+} sm_tile;
+
+static void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv) {
+    t->base = base;
+    t->rows = rows;
+    t->cols = cols;
+    t->e = e;
+    t->rb = cols * e;
+    t->colv = colv;
+    int chunks = t->rb / 16;
+    t->max_phase = chunks < 8 ? chunks : 8;
+    t->per_phase = chunks < 8 ? 8 / chunks : 1;
+    if (t->max_phase < 1) t->max_phase = 1;
+}
+
+/* Byte offset (i32) of chunk `chunk` of stored row `row`, swizzled. */
+static LLVMValueRef tile_chunk(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef chunk) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef phase = LLVMBuildURem(b, LLVMBuildUDiv(b, row, cg_const_i32(C, t->per_phase), ""),
+                                       cg_const_i32(C, t->max_phase), "");
+    LLVMValueRef c = LLVMBuildXor(b, chunk, phase, "");
+    LLVMValueRef off = LLVMBuildMul(b, row, cg_const_i32(C, t->rb), "");
+    return LLVMBuildAdd(b, off, LLVMBuildMul(b, c, cg_const_i32(C, 16), ""), "");
+}
+
+static LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
+    return LLVMBuildGEP2(C->b, C->i8, t->base, &byte_off, 1, "");
+}
+
+/* The 32-bit shared-window address ldmatrix takes. */
+static LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
+    return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, tile_ptr(C, t, byte_off), C->i64, ""), C->i32, "");
+}
+
+/* ---- operand elements as stored bits ---- */
+
+static int stored_bytes(blk_dtype t) { return t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2; }
+
+/* Round an f32 (as i32 bits) to tf32, nearest even, as interp_dot.c's
+ * round_tf32: inf and NaN unchanged. */
+static LLVMValueRef round_tf32(cg_ctx *C, LLVMValueRef u) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_const_i32(C, 13), ""), cg_const_i32(C, 1), "");
+    LLVMValueRef r = LLVMBuildAdd(b, u, LLVMBuildAdd(b, lsb, cg_const_i32(C, 0xFFF), ""), "");
+    r = LLVMBuildAnd(b, r, cg_const_i32(C, (int64_t)(int32_t)0xFFFFE000u), "");
+    LLVMValueRef exp = LLVMBuildAnd(b, u, cg_const_i32(C, 0x7F800000), "");
+    LLVMValueRef special = LLVMBuildICmp(b, LLVMIntEQ, exp, cg_const_i32(C, 0x7F800000), "");
+    return LLVMBuildSelect(b, special, u, r, "");
+}
+
+static LLVMValueRef stored_bits(cg_ctx *C, blk_loc loc, blk_dtype t, bool tf32, LLVMValueRef x) {
+    switch (t) {
+    case DT_F16: return LLVMBuildBitCast(C->b, x, C->i16, "");
+    case DT_BF16: return LLVMBuildBitCast(C->b, x, C->i16, "");
+    case DT_F8E4M3: case DT_F8E5M2:
+        return LLVMBuildBitCast(C->b, cg_cast_scalar(C, loc, t, DT_F16, x), C->i16, "");
+    case DT_F32: {
+        LLVMValueRef u = LLVMBuildBitCast(C->b, x, C->i32, "");
+        return tf32 ? round_tf32(C, u) : u;
+    }
+    default: return x; /* i8 */
+    }
+}
+
+/* Store operand x (value dims v0, v1 = shape) into tile t: stored row = the
+ * value dim that is not t->colv. Registers that run along colv go out as
+ * one vector store per aligned group of up to 16 bytes. */
+static void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32) {
+    LLVMBuilderRef b = C->b;
+    cg_lay_info li;
+    cg_lay_info_get(C, x.lay, 2, ty.shape, &li);
+    int cv = t->colv, rv = 1 - cv, p = li.f.dims[cv];
+    int run = ty.shape[cv] <= li.f.spt[p] ? ty.shape[cv] : li.f.spt[p];
+    int w = li.f.reg_order[0] == cv ? run : 1;
+    if (w > 16 / t->e) w = 16 / t->e;
+    if (w < 1) w = 1;
+    LLVMTypeRef et = LLVMIntTypeInContext(C->llc, (unsigned)(8 * t->e));
+    for (int r = 0; r < li.nregs && r < x.n; r += w) {
+        LLVMValueRef row = cg_reg_coord(C, &li, r, rv), col = cg_reg_coord(C, &li, r, cv);
+        LLVMValueRef cb = LLVMBuildMul(b, col, cg_const_i32(C, t->e), "");
+        LLVMValueRef off = tile_chunk(C, t, row, LLVMBuildLShr(b, cb, cg_const_i32(C, 4), ""));
+        off = LLVMBuildAdd(b, off, LLVMBuildAnd(b, cb, cg_const_i32(C, 15), ""), "");
+        LLVMValueRef v;
+        if (w == 1) v = stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r]);
+        else {
+            v = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
+            for (int i = 0; i < w; i++)
+                v = LLVMBuildInsertElement(b, v, stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r + i]),
+                                           cg_const_i32(C, i), "");
+        }
+        LLVMValueRef s = LLVMBuildStore(b, v, tile_ptr(C, t, off));
+        LLVMSetAlignment(s, (unsigned)(w * t->e));
+    }
+}
+
+/* Zero columns [from, cols) of every stored row (K padding for i8). The
+ * threads share the rows; each writes whole 16-byte chunks. */
+static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
+    int threads = 32 * C->num_warps, first = from * t->e / 16, chunks = t->rb / 16 - first;
+    LLVMTypeRef v4 = LLVMVectorType(C->i32, 4);
+    for (int q0 = 0; q0 < t->rows * chunks; q0 += threads) {
+        LLVMValueRef q = LLVMBuildAdd(C->b, C->tid, cg_const_i32(C, q0), "");
+        LLVMValueRef in = LLVMBuildICmp(C->b, LLVMIntULT, q, cg_const_i32(C, t->rows * chunks), "");
+        LLVMValueRef row = LLVMBuildUDiv(C->b, q, cg_const_i32(C, chunks), "");
+        LLVMValueRef ch = LLVMBuildAdd(C->b, LLVMBuildURem(C->b, q, cg_const_i32(C, chunks), ""), cg_const_i32(C, first), "");
+        /* out-of-range threads rewrite chunk 0's padding of row 0 instead: a
+         * store of zeros there is harmless and keeps the code branch-free */
+        row = LLVMBuildSelect(C->b, in, row, cg_const_i32(C, 0), "");
+        ch = LLVMBuildSelect(C->b, in, ch, cg_const_i32(C, first), "");
+        LLVMValueRef s = LLVMBuildStore(C->b, LLVMConstNull(v4), tile_ptr(C, t, tile_chunk(C, t, row, ch)));
+        LLVMSetAlignment(s, 16);
+    }
+}
+
+/* ---- tensor-core path ---- */
+
+typedef struct {
+    const char *mma;  /* the instruction, {d}, {a}, {b}, {c} */
+    int kstep;        /* K per instruction */
+    bool int_acc;
+} mma_kind;
+
+static mma_kind mma_for(blk_dtype t) {
+    switch (t) {
+    case DT_BF16: return (mma_kind){"mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16, false};
+    case DT_F32: return (mma_kind){"mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8, false};
+    case DT_I8: return (mma_kind){"mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32", 32, true};
+    default: return (mma_kind){"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 16, false}; /* f16, f8 */
+    }
+}
+
+/* ldmatrix.x4 (or .x2) at this lane's address: n 32-bit fragment registers. */
+static void ldmatrix(cg_ctx *C, LLVMValueRef addr, int n, bool trans, LLVMValueRef *out) {
+    char text[96];
+    snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d];", n, trans ? ".trans" : "",
+             n == 4 ? "$0, $1, $2, $3" : "$0, $1", n);
+    LLVMTypeRef ret = LLVMStructTypeInContext(C->llc, (LLVMTypeRef[]){C->i32, C->i32, C->i32, C->i32}, (unsigned)n, 0);
+    /* side effects: it reads shared memory, so it must stay after the barrier */
+    LLVMValueRef r = cg_inline_asm(C, ret, text, n == 4 ? "=r,=r,=r,=r,r" : "=r,=r,r", &addr, 1, true);
+    for (int i = 0; i < n; i++) out[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
+}
+
+static void mma(cg_ctx *C, const mma_kind *k, LLVMValueRef *a, LLVMValueRef *bf, LLVMValueRef *acc) {
+    char text[256];
+    snprintf(text, sizeof text, "%s {$0, $1, $2, $3}, {$4, $5, $6, $7}, {$8, $9}, {$10, $11, $12, $13};", k->mma);
+    LLVMTypeRef at = k->int_acc ? C->i32 : C->f32;
+    LLVMTypeRef ret = LLVMStructTypeInContext(C->llc, (LLVMTypeRef[]){at, at, at, at}, 4, 0);
+    LLVMValueRef args[10] = {a[0], a[1], a[2], a[3], bf[0], bf[1], acc[0], acc[1], acc[2], acc[3]};
+    const char *cons = k->int_acc ? "=r,=r,=r,=r,r,r,r,r,r,r,0,1,2,3" : "=f,=f,=f,=f,r,r,r,r,r,r,0,1,2,3";
+    LLVMValueRef r = cg_inline_asm(C, ret, text, cons, args, 10, false);
+    for (int i = 0; i < 4; i++) acc[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
+}
+
+static bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
+
+/* Which value dim a 16-bit operand is stored along: its registers' fastest
+ * dim (so stores are vectors); other types are stored K-contiguous. */
+static int stored_colv(cg_val x, blk_dtype t, int kdim) {
+    if (stored_bytes(t) != 2 || !x.lay) return kdim;
+    lay_flat f;
+    lay_flatten(x.lay, &f);
+    return f.reg_order[0];
+}
+
+static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
+    LLVMBuilderRef b = C->b;
+    ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
+    blk_dtype ta = (blk_dtype)a->type.dtype;
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
+    mma_kind mk = mma_for(ta);
+    int e = stored_bytes(ta), Kp = (K + mk.kstep - 1) / mk.kstep * mk.kstep;
+    bool tf32 = ta == DT_F32;
+
+    /* the two tiles, a first, 128-byte aligned */
+    int acv = stored_colv(av, ta, 1), bcv = stored_colv(bv, ta, 0);
+    sm_tile ta_t, tb_t;
+    int64_t abytes = (acv == 1 ? (int64_t)M * Kp : (int64_t)K * M) * e;
+    abytes = (abytes + 127) / 128 * 128;
+    int64_t bbytes = (bcv == 0 ? (int64_t)N * Kp : (int64_t)K * N) * e;
+    LLVMValueRef base = cg_smem(C, in->loc, abytes + bbytes);
+    LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
+    if (acv == 1) tile_init(&ta_t, base, M, Kp, e, 1);
+    else tile_init(&ta_t, base, K, M, e, 0);
+    if (bcv == 0) tile_init(&tb_t, bbase, N, Kp, e, 0);
+    else tile_init(&tb_t, bbase, K, N, e, 1);
+
+    cg_barrier(C);
+    store_operand(C, in->loc, &ta_t, av, a->type, tf32);
+    store_operand(C, in->loc, &tb_t, bv, bo->type, tf32);
+    if (Kp > K) {
+        if (acv == 1) zero_pad(C, &ta_t, K);
+        if (bcv == 0) zero_pad(C, &tb_t, K);
+    }
+    cg_barrier(C);
+
+    int Wm = L->wpc[0], Wn = L->wpc[1];
+    cg_lay_info li;
+    cg_lay_shape(L, 2, res->type.shape, &li);
+    int mt = li.n[0] / 2, nt = li.n[1] / 2;
+    /* this warp's (wm, wn) as cg_layout.c splits warps: dim 1 fastest */
+    LLVMValueRef wn = LLVMBuildURem(b, C->warp, cg_const_i32(C, Wn), "");
+    LLVMValueRef wm = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, Wn), ""), cg_const_i32(C, Wm), "");
+    LLVMValueRef q = LLVMBuildLShr(b, C->lane, cg_const_i32(C, 3), "");
+    LLVMValueRef j8 = LLVMBuildAnd(b, C->lane, cg_const_i32(C, 7), "");
+    LLVMValueRef qlo = LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), qhi = LLVMBuildLShr(b, q, cg_const_i32(C, 1), "");
+    LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, 8), "");             /* R(0) */
+    LLVMValueRef colbase = LLVMBuildURem(b, LLVMBuildMul(b, wn, cg_const_i32(C, 8), ""), cg_const_i32(C, N), "");
+    int csteps = 2; /* a k step is 32 bytes = 2 chunks of every type */
+
+    for (int s = 0; s < Kp / mk.kstep; s++) {
+        LLVMValueRef af[16][4], bfr[64][2];
+        for (int i = 0; i < mt && i < 16; i++) {
+            /* matrix q: rows R(i) (+8*Wm for odd q), k chunk 2s (+1 for q >= 2) */
+            LLVMValueRef mrow = LLVMBuildAdd(b, rowbase, LLVMBuildMul(b, qlo, cg_const_i32(C, 8 * Wm), ""), "");
+            mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * Wm * i), "");
+            LLVMValueRef off;
+            if (ta_t.colv == 1) {
+                LLVMValueRef row = LLVMBuildAdd(b, mrow, j8, "");
+                off = tile_chunk(C, &ta_t, row, LLVMBuildAdd(b, qhi, cg_const_i32(C, csteps * s), ""));
+            } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
+                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, qhi, cg_const_i32(C, 8), ""), j8, "");
+                row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
+                off = tile_chunk(C, &ta_t, row, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""));
+            }
+            ldmatrix(C, tile_addr32(C, &ta_t, off), 4, ta_t.colv == 0, af[i]);
+        }
+        for (int j = 0; j < nt && j < 64; j += 2) {
+            int n = j + 1 < nt ? 4 : 2;
+            /* matrix q: n tile j (+1 for q >= 2 when x4), k half q & 1 */
+            LLVMValueRef jj = n == 4 ? LLVMBuildAdd(b, qhi, cg_const_i32(C, j), "") : cg_const_i32(C, j);
+            LLVMValueRef ncol = LLVMBuildAdd(b, colbase, LLVMBuildMul(b, jj, cg_const_i32(C, 8 * Wn), ""), "");
+            ncol = LLVMBuildURem(b, ncol, cg_const_i32(C, N), "");
+            LLVMValueRef off;
+            if (tb_t.colv == 0) {
+                LLVMValueRef row = LLVMBuildAdd(b, ncol, j8, "");
+                off = tile_chunk(C, &tb_t, row, LLVMBuildAdd(b, qlo, cg_const_i32(C, csteps * s), ""));
+            } else { /* [K][N] */
+                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, qlo, cg_const_i32(C, 8), ""), j8, "");
+                row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
+                off = tile_chunk(C, &tb_t, row, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""));
+            }
+            LLVMValueRef d[4];
+            ldmatrix(C, tile_addr32(C, &tb_t, off), n, tb_t.colv == 1, d);
+            bfr[j][0] = d[0], bfr[j][1] = d[1];
+            if (n == 4) bfr[j + 1][0] = d[2], bfr[j + 1][1] = d[3];
+        }
+        for (int i = 0; i < mt && i < 16; i++)
+            for (int j = 0; j < nt && j < 64; j++) {
+                int reg[4];
+                for (int c = 0; c < 4; c++) reg[c] = cg_reg_of(&li, (int[]){2 * i + (c >> 1), 2 * j + (c & 1)});
+                LLVMValueRef x[4];
+                for (int c = 0; c < 4; c++) x[c] = acc->v[reg[c]];
+                mma(C, &mk, af[i], bfr[j], x);
+                for (int c = 0; c < 4; c++) acc->v[reg[c]] = x[c];
+            }
+    }
+}
+
+/* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
+
+static void lower_simt(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
+    LLVMBuilderRef b = C->b;
+    ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
+    /* plain row-major tiles: A [M][K], B [K][N] */
+    int64_t abytes = (int64_t)M * K * 4;
+    LLVMValueRef base = cg_smem(C, in->loc, abytes + (int64_t)K * N * 4);
+    cg_barrier(C);
+    for (int pass = 0; pass < 2; pass++) {
+        cg_val x = pass ? bv : av;
+        ir_type t = pass ? bo->type : a->type;
+        cg_lay_info li;
+        cg_lay_info_get(C, x.lay, 2, t.shape, &li);
+        for (int r = 0; r < li.nregs && r < x.n; r++) {
+            LLVMValueRef lin = LLVMBuildAdd(b, cg_reg_linear(C, &li, r), cg_const_i32(C, pass ? M * K : 0), "");
+            LLVMValueRef p = LLVMBuildGEP2(b, C->f32, base, &lin, 1, "");
+            LLVMSetAlignment(LLVMBuildStore(b, x.v[r], p), 4);
+        }
+    }
+    cg_barrier(C);
+    cg_lay_info li;
+    cg_lay_info_get(C, L, 2, res->type.shape, &li);
+    /* k loop: acc[r] = fma(A[row r][k], B[k][col r], acc[r]) */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(C->llc, C->fn, "dot.k");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C->llc, C->fn, "dot.done");
+    int nr = li.nregs;
+    LLVMValueRef *rowv = ARENA_ARRAY(C->a, LLVMValueRef, nr), *colv = ARENA_ARRAY(C->a, LLVMValueRef, nr);
+    if (!rowv || !colv) { C->failed = true; return; }
+    for (int r = 0; r < nr; r++) rowv[r] = cg_reg_coord(C, &li, r, 0), colv[r] = cg_reg_coord(C, &li, r, 1);
+    LLVMBuildBr(b, body);
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMValueRef k = LLVMBuildPhi(b, C->i32, "k");
+    LLVMValueRef *phi = ARENA_ARRAY(C->a, LLVMValueRef, nr);
+    if (!phi) { C->failed = true; return; }
+    for (int r = 0; r < nr; r++) phi[r] = LLVMBuildPhi(b, C->f32, "");
+    LLVMValueRef *next = ARENA_ARRAY(C->a, LLVMValueRef, nr);
+    if (!next) { C->failed = true; return; }
+    LLVMTypeRef fty = C->f32;
+    for (int r = 0; r < nr; r++) {
+        LLVMValueRef ai = LLVMBuildAdd(b, LLVMBuildMul(b, rowv[r], cg_const_i32(C, K), ""), k, "");
+        LLVMValueRef bi = LLVMBuildAdd(b, LLVMBuildMul(b, k, cg_const_i32(C, N), ""), colv[r], "");
+        bi = LLVMBuildAdd(b, bi, cg_const_i32(C, M * K), "");
+        LLVMValueRef x = LLVMBuildLoad2(b, fty, LLVMBuildGEP2(b, fty, base, &ai, 1, ""), "");
+        LLVMValueRef y = LLVMBuildLoad2(b, fty, LLVMBuildGEP2(b, fty, base, &bi, 1, ""), "");
+        LLVMSetAlignment(x, 4);
+        LLVMSetAlignment(y, 4);
+        next[r] = cg_call_intrinsic(C, "llvm.fma", &fty, 1, (LLVMValueRef[]){x, y, phi[r]}, 3);
+    }
+    LLVMValueRef k1 = LLVMBuildAdd(b, k, cg_const_i32(C, 1), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, k1, cg_const_i32(C, K), ""), body, done);
+    LLVMValueRef zero = cg_const_i32(C, 0);
+    LLVMAddIncoming(k, (LLVMValueRef[]){zero, k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    for (int r = 0; r < nr; r++)
+        LLVMAddIncoming(phi[r], (LLVMValueRef[]){acc->v[r], next[r]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    LLVMPositionBuilderAtEnd(b, done);
+    for (int r = 0; r < nr; r++) acc->v[r] = next[r];
+}
+
+bool cg_dot(cg_ctx *C, ir_inst *in) {
+    if (in->op != IR_DOT) return false;
+    ir_value *a = in->operands[0], *bo = in->operands[1], *c = in->operands[2], *res = in->results[0];
+    blk_dtype ta = (blk_dtype)a->type.dtype;
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
+    const lay_layout *want = cg_lay(C, res);
+    if (!is_pow2(M) || !is_pow2(N) || !is_pow2(K) || M < 16 || N < 16 || K < 16) {
+        cg_error(C, in->loc, "dot on the GPU needs M, N and K to be powers of two of at least 16, got M = %d, N = %d, "
+                 "K = %d", M, N, K);
+        C->failed = true;
+        return true;
+    }
+    if (ta == DT_F64 || (blk_dtype)res->type.dtype == DT_F64) {
+        cg_error(C, in->loc, "dot on the GPU does not support f64");
+        C->failed = true;
+        return true;
+    }
+    /* the accumulator layout: the assigned one when it has the mma form
+     * (layout.c's seeds make it so), else lay_for_dot's and a conversion */
+    const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false);
+    cg_val av = cg_get(C, a, cg_lay(C, a)), bv = cg_get(C, bo, cg_lay(C, bo));
+    cg_val cv = cg_get(C, c, L);
+    cg_val acc = cg_new_val(C, cv.n, L);
+    for (int i = 0; i < cv.n; i++) acc.v[i] = cv.v[i];
+    if (ta == DT_F32 && in->precision == IR_PREC_IEEE) lower_simt(C, in, av, bv, &acc, L);
+    else lower_mma(C, in, av, bv, &acc, L);
+    if (!lay_eq(L, want)) acc = cg_convert(C, in->loc, acc, res->type, want);
+    cg_set(C, res, acc);
+    return true;
+}
