@@ -36,7 +36,7 @@ static ax_info *slot(ax_table *t, const ir_value *v) {
 }
 
 const ax_info *ax_get(const ax_table *t, const ir_value *v) {
-    static const ax_info none = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, false, 0};
+    static const ax_info none = {{1, 1, 1, 1}, {1, 1, 1, 1}, {1, 1, 1, 1}, false, 0, false};
     if (!t || !v || v->id < 0 || v->id >= t->num_values) return &none;
     return &t->info[v->id];
 }
@@ -48,6 +48,7 @@ static void set_default(ax_info *o) {
     for (int d = 0; d < IR_MAX_RANK; d++) o->contig[d] = o->div[d] = o->constancy[d] = 1;
     o->has_value = false;
     o->value = 0;
+    o->nonneg = false;
 }
 
 /* A value equal along the whole of every dim (a splat / scalar): its runs
@@ -72,6 +73,7 @@ int64_t ax_elem_div(const ax_table *t, const ir_value *v) {
 static void keep_value(ax_info *o, const ax_info *x) {
     o->has_value = x->has_value;
     o->value = x->value;
+    o->nonneg = x->nonneg;
 }
 
 static bool is_uniform(const ax_info *i, const ir_value *v) {
@@ -91,6 +93,13 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
     if (in->op == IR_MUL && dtype_is_int(dt) && ((x->has_value && x->value == 1) || (y->has_value && y->value == 1))) {
         *o = x->has_value && x->value == 1 ? *y : *x;
         return;
+    }
+    bool uns = dtype_is_int(dt) && !dtype_is_signed(dt);
+    switch (in->op) {
+    case IR_ADD: case IR_MUL: case IR_MINIMUM: o->nonneg = x->nonneg && y->nonneg; break;
+    case IR_MAXIMUM: case IR_AND: o->nonneg = x->nonneg || y->nonneg; break;
+    case IR_REM: o->nonneg = x->nonneg; break;
+    default: break;
     }
     for (int d = 0; d < rank; d++) {
         o->constancy[d] = gcd64(x->constancy[d], y->constancy[d]);
@@ -144,8 +153,12 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
                 o->div[d] = in->op == IR_AND || in->op >= IR_MINIMUM ? gcd64(x->div[d], y->div[d]) : 1;
             break;
         case IR_REM:
-            /* (contiguous) % (uniform power of two c): runs of gcd(contig, c) */
-            if (dtype_is_int(dt) && y->constancy[d] >= dim(b, d) && y->contig[d] == 1) {
+            /* (contiguous, never negative) % (uniform c): runs of gcd(contig,
+             * div(c)). A negative dividend breaks this: remainder truncates
+             * toward zero, so -4..-1 % 4 is 0, -3, -2, -1 (the miscompile of
+             * Tensor cores I: one ld.v4 where the interpreter reads x[8], x[5],
+             * x[6], x[7]). */
+            if (dtype_is_int(dt) && (x->nonneg || uns) && y->constancy[d] >= dim(b, d) && y->contig[d] == 1) {
                 o->contig[d] = gcd64(x->contig[d], y->div[d]);
                 o->div[d] = gcd64(x->div[d], y->div[d]);
             }
@@ -161,6 +174,67 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
 
 static void visit_region(ax_ctx *C, ir_region *r);
 
+/* The facts true of both a and b: the meet (runs and divisibilities of
+ * powers of two meet at their gcd). */
+static void meet(ax_info *o, const ax_info *a, const ax_info *b) {
+    for (int d = 0; d < IR_MAX_RANK; d++) {
+        o->contig[d] = gcd64(a->contig[d], b->contig[d]);
+        o->div[d] = gcd64(a->div[d], b->div[d]);
+        o->constancy[d] = gcd64(a->constancy[d], b->constancy[d]);
+    }
+    o->has_value = a->has_value && b->has_value && a->value == b->value;
+    o->value = o->has_value ? a->value : 0;
+    o->nonneg = a->nonneg && b->nonneg;
+}
+
+static bool same_info(const ax_info *a, const ax_info *b) {
+    for (int d = 0; d < IR_MAX_RANK; d++)
+        if (a->contig[d] != b->contig[d] || a->div[d] != b->div[d] || a->constancy[d] != b->constancy[d]) return false;
+    return a->has_value == b->has_value && a->value == b->value && a->nonneg == b->nonneg;
+}
+
+/* for: the induction variable is lb + k*step; a loop-carried value has, on
+ * every iteration, the facts of its init met with those of what the body
+ * yields for it — a fixed point, reached from the init by meets (which only
+ * weaken, so it ends; after AX_LOOP_ROUNDS it gives up on the facts). So
+ * Triton's `p = p + BK` keeps the pointer's contiguity and alignment. */
+#define AX_LOOP_ROUNDS 8
+static void visit_for(ax_ctx *C, ir_inst *in) {
+    ir_region *body = in->regions[0];
+    if (body->args.len) {
+        ax_info *iv = slot(C->t, body->args.data[0]);
+        if (iv) {
+            set_default(iv);
+            iv->div[0] = gcd64(ax_elem_div(C->t, in->operands[0]), ax_elem_div(C->t, in->operands[2]));
+            const ax_info *lb = ax_get(C->t, in->operands[0]), *st = ax_get(C->t, in->operands[2]);
+            iv->nonneg = lb->nonneg && st->nonneg;
+        }
+    }
+    for (int k = 1; k < body->args.len; k++) {
+        ax_info *s = slot(C->t, body->args.data[k]);
+        if (s) *s = 2 + k < in->num_operands ? *ax_get(C->t, in->operands[2 + k]) : (set_default(s), *s);
+    }
+    ir_inst *y = body->last;
+    bool stable = false;
+    for (int round = 0; round < AX_LOOP_ROUNDS && !stable; round++) {
+        visit_region(C, body);
+        stable = true;
+        for (int k = 1; k < body->args.len; k++) {
+            ax_info *s = slot(C->t, body->args.data[k]);
+            if (!s) continue;
+            ax_info m;
+            if (y && y->op == IR_YIELD && k - 1 < y->num_operands) meet(&m, s, ax_get(C->t, y->operands[k - 1]));
+            else set_default(&m);
+            if (!same_info(&m, s)) *s = m, stable = false;
+        }
+    }
+    if (!stable) {
+        for (int k = 1; k < body->args.len; k++)
+            if (slot(C->t, body->args.data[k])) set_default(slot(C->t, body->args.data[k]));
+        visit_region(C, body);
+    }
+}
+
 static void visit_inst(ax_ctx *C, ir_inst *in) {
     ir_value *r = in->num_results ? in->results[0] : NULL;
     ax_info *o = r ? slot(C->t, r) : NULL;
@@ -173,17 +247,20 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
             set_uniform(o, r, ax_pow2_div(in->ival));
             o->has_value = true;
             o->value = in->ival;
+            o->nonneg = in->ival >= 0;
         } else {
             set_uniform(o, r, 1);
         }
         break;
     case IR_PROGRAM_ID:
     case IR_NUM_PROGRAMS:
+        if (o) o->nonneg = true;
         break;
     case IR_ARANGE:
         if (!o) break;
         o->contig[0] = in->ival2 - in->ival;
         o->div[0] = ax_pow2_div(in->ival);
+        o->nonneg = in->ival >= 0;
         break;
     case IR_SPLAT:
         if (!o) break;
@@ -273,20 +350,9 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
         }
         break;
     }
-    case IR_FOR: {
-        /* induction variable: lb + k*step */
-        ir_region *body = in->regions[0];
-        if (body->args.len) {
-            ax_info *iv = slot(C->t, body->args.data[0]);
-            if (iv) {
-                set_default(iv);
-                iv->div[0] = gcd64(ax_elem_div(C->t, in->operands[0]), ax_elem_div(C->t, in->operands[2]));
-            }
-            for (int k = 1; k < body->args.len; k++)
-                if (slot(C->t, body->args.data[k])) set_default(slot(C->t, body->args.data[k]));
-        }
-        break;
-    }
+    case IR_FOR:
+        visit_for(C, in);
+        return;
     default:
         break;
     }

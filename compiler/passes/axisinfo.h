@@ -51,6 +51,8 @@ typedef struct {
     int64_t constancy[IR_MAX_RANK];
     bool has_value;  /* every element equals value: integer constants, eq1 */
     int64_t value;   /* arguments and their splats/broadcasts/widenings */
+    bool nonneg;     /* every element is >= 0 (program ids, aranges from 0, their sums
+                        and products): what makes x % c contiguous */
 } ax_info;
 
 typedef struct {

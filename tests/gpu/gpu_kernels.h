@@ -51,6 +51,15 @@ static const gk_kernel gk_table[] = {
       "rows=16 cols=256 sr=256 sc=1", "rows=5 cols=77 sr=80 sc=1"},
      TOL_EXACT},
 
+    /* ---- ../tests/gpu/index.blk: index facts that decide access widths ---- */
+    {"../tests/gpu/index.blk", "remneg", "x:in(g*B+8) out:out(g*B)", "g", NULL,
+     {"", "B=64"},
+     {"g=1", "g=3", "g=100"},
+     TOL_EXACT},
+    {"../tests/gpu/index.blk", "loopptr", "x:in(g*B*n) out:out(g*B) n:=n", "g", NULL,
+     {"", "B=128"},
+     {"g=1 n=1", "g=2 n=3", "g=16 n=16", "g=5 n=33"},
+     TOL_RED},
     /* ---- ../tests/gpu/dot.blk: dot on the tensor cores (cg_dot.c) ---- */
     {"../tests/gpu/dot.blk", "mm_bf16",
      "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k sa_m:=k sa_k:=1 sb_k:=n sb_n:=1", "cdiv(m,BM),cdiv(n,BN)", NULL,
