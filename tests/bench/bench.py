@@ -56,8 +56,10 @@ N28 = 1 << 28
 
 class Spec:
     def __init__(self, key, workload, shape, tol, nbytes, tensors, outputs, blk, args, grid,
-                 ref=None, triton=None, torch_fn=None, note=""):
+                 ref=None, triton=None, torch_fn=None, note="", flops=None, extra=None):
         self.key, self.workload, self.shape, self.tol, self.nbytes = key, workload, shape, tol, nbytes
+        self.flops = flops          # compute-bound rows: TFLOP/s = flops / time
+        self.extra = extra or []    # more peers: [(label, factory(T, t) -> fn)], reported in the notes
         self.tensors, self.outputs = tensors, outputs
         self.blk = blk              # [(configs.txt key, kernel name, [param names])]
         self.args, self.grid = args, grid  # args(t) -> tuple; grid(consts) -> tuple
@@ -76,6 +78,13 @@ def _uniform(lo, hi):
 
 
 DEVICE = "cuda"
+
+
+def _sdpa(T, backend, t, causal):
+    be = {"flash": T.nn.attention.SDPBackend.FLASH_ATTENTION,
+          "cudnn": T.nn.attention.SDPBackend.CUDNN_ATTENTION}[backend]
+    with T.nn.attention.sdpa_kernel(be):
+        return T.nn.functional.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=causal)
 
 
 def specs(small=False):
@@ -270,6 +279,51 @@ def specs(small=False):
             for bh, w in ((8, 4), (16, 4), (32, 8))],
         torch_fn=rope_torch,
         note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
+
+    # ---- compute-bound: matmul (C = A B, bf16 in, f32 accumulate, bf16 out) and attention
+    def mm_spec(SL):
+        S = 256 if small else SL
+        return Spec(
+            "matmul_%d" % SL, "matmul bf16", "%d^3" % SL, "bf16", 3 * S * S * 2,
+            {"a": ((S, S), "bf16", "randn"), "b": ((S, S), "bf16", "randn"), "c": ((S, S), "bf16", "out")}, ["c"],
+            [("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
+            lambda t: (t.a, t.b, t.c, S, S, S), lambda c: (cdiv(S, c["BM"]) * cdiv(S, c["BN"]),),
+            ref=lambda T, t: {"c": t.a.double() @ t.b.double()} if small else {"c": (t.a.float() @ t.b.float())},
+            triton=lambda T, P, t, nsm: [("tutorial autotune", lambda: P.mm_k[lambda m: (
+                cdiv(S, m["BM"]) * cdiv(S, m["BN"]),)](t.a, t.b, t.c, S, S, S, S, 1, S, 1, S, 1))],
+            torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
+            flops=2 * S ** 3,
+            note="stdlib matmul.blk (mma.sync); Triton: the tutorial kernel with its autotune configs "
+                 "(peers.py); torch: cuBLAS")
+    out.append(mm_spec(8192))
+    out.append(mm_spec(4096))
+
+    def attn_spec(causal):
+        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+        fl = 4 * Bz * H * N * N * D * (0.5 if causal else 1.0)
+        shape = (Bz, H, N, D)
+        return Spec(
+            "attn_fwd%s" % ("_causal" if causal else ""), "attention fwd bf16%s" % (" causal" if causal else ""),
+            "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 4 * Bz * H * N * D * 2,
+            {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+             "o": (shape, "bf16", "out")}, ["o"],
+            [("attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "seq", "scale"])],
+            lambda t: (t.o, t.q, t.k, t.v, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
+            ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
+                t.q.float(), t.k.float(), t.v.float(), is_causal=causal)},
+            triton=lambda T, P, t, nsm: [
+                ("BM=%d BN=%d w%d s%d" % (bm, bn, nw, ns),
+                 (lambda bm=bm, bn=bn, nw=nw, ns=ns: lambda: P.attn_k[(N // bm, Bz * H)](
+                     t.q, t.k, t.v, t.o, D ** -0.5, N, H=H, D=D, BM=bm, BN=bn, CAUSAL=causal,
+                     num_warps=nw, num_stages=ns))())
+                for bm, bn, nw, ns in [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3)]],
+            torch_fn=lambda T, t: (lambda: _sdpa(T, "flash", t, causal)),
+            extra=[("torch sdpa cudnn", lambda T, t: (lambda: _sdpa(T, "cudnn", t, causal)))],
+            flops=fl,
+            note="stdlib fused_attn.blk attn_fwd (mma.sync, P through shared memory); Triton: peers.py's "
+                 "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
+    out.append(attn_spec(False))
+    out.append(attn_spec(True))
     return out
 
 
@@ -557,6 +611,8 @@ def worker(args):
 
     def result(spec, ms, **kw):
         d = {"ms": ms, "us": ms * 1e3, "gbs": spec.nbytes / ms / 1e6}
+        if spec.flops:
+            d["tflops"] = spec.flops / ms / 1e9
         d.update(kw)
         return d
 
@@ -656,6 +712,16 @@ def worker(args):
                 except Exception as e:  # noqa: BLE001
                     row["torch_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
                     log("ERROR %-26s %-18s torch: %s" % (spec.workload, spec.shape, row["torch_error"]))
+            # ---- more peers (e.g. SDPA's cuDNN backend beside its flash backend)
+            for label, factory in spec.extra:
+                try:
+                    ms = bench(factory(T, t))  # a reference library, timed like torch (not checked)
+                    row.setdefault("extra", {})[label] = result(spec, ms)
+                    log("      %-26s %-18s %-28s %10.1f us %7.1f TFLOP/s" % (
+                        spec.workload, spec.shape, label, ms * 1e3, row["extra"][label].get("tflops") or 0))
+                except Exception as e:  # noqa: BLE001
+                    row.setdefault("extra", {})[label] = {"status": "ERROR", "error": "%s: %s" % (type(e).__name__, str(e)[:200])}
+                    log("ERROR %-26s %-18s %s: %s" % (spec.workload, spec.shape, label, row["extra"][label]["error"]))
         except Deadline as e:
             row["stopped"] = str(e)
             save(row)

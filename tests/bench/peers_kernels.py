@@ -1,6 +1,7 @@
 """The peer Triton kernels of the benchmark.
 
-add_k, silu_fma_k, softmax_k and ln_k are copied verbatim from
+add_k, silu_fma_k, softmax_k, ln_k, mm_k (the tutorial matmul with its
+autotune configs) and attn_k (FA2-style attention) are copied verbatim from
 ../shared/bench/peers.py (the project's shared peer script, which runs its
 benchmarks at import time and so cannot be imported); BENCH.md asks for
 exactly these peers. rmsnorm_k, denoise_k and rope_k cover workloads peers.py
@@ -88,3 +89,52 @@ def rope_k(out, x, cos_t, sin_t, seq, heads, D: tl.constexpr, BH: tl.constexpr):
     x1 = tl.load(x + p1, mask=m).to(tl.float32); x2 = tl.load(x + p1 + D // 2, mask=m).to(tl.float32)
     tl.store(out + p1, (x1 * c[None, :] - x2 * s[None, :]).to(tl.bfloat16), mask=m)
     tl.store(out + p1 + D // 2, (x2 * c[None, :] + x1 * s[None, :]).to(tl.bfloat16), mask=m)
+
+
+# ---------------------------------------------------------------- verbatim from peers.py: matmul, attention
+@triton.autotune(configs=[
+    triton.Config({'BM': 128, 'BN': 256, 'BK': 64, 'G': 8}, num_stages=3, num_warps=8),
+    triton.Config({'BM': 128, 'BN': 128, 'BK': 64, 'G': 8}, num_stages=4, num_warps=8),
+    triton.Config({'BM': 128, 'BN': 256, 'BK': 64, 'G': 8}, num_stages=4, num_warps=8),
+    triton.Config({'BM': 256, 'BN': 128, 'BK': 64, 'G': 8}, num_stages=3, num_warps=8),
+], key=['M', 'N', 'K'])
+@triton.jit
+def mm_k(a, b, c, M, N, K, sam, sak, sbk, sbn, scm, scn, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, G: tl.constexpr):
+    pid = tl.program_id(0)
+    npm = tl.cdiv(M, BM); npn = tl.cdiv(N, BN)
+    gid = pid // (G * npn); fm = gid * G; gs = min(npm - fm, G)
+    pm = fm + (pid % (G * npn)) % gs; pn = (pid % (G * npn)) // gs
+    om = (pm * BM + tl.arange(0, BM)) % M; on = (pn * BN + tl.arange(0, BN)) % N; ok = tl.arange(0, BK)
+    ap = a + om[:, None] * sam + ok[None, :] * sak
+    bp = b + ok[:, None] * sbk + on[None, :] * sbn
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(ap), tl.load(bp), acc)
+        ap += BK * sak; bp += BK * sbk
+    cm = pm * BM + tl.arange(0, BM); cn = pn * BN + tl.arange(0, BN)
+    tl.store(c + cm[:, None] * scm + cn[None, :] * scn, acc.to(tl.bfloat16), mask=(cm[:, None] < M) & (cn[None, :] < N))
+
+@triton.jit
+def attn_k(Q, K, V, O, sm_scale, N_CTX, H: tl.constexpr, D: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr, CAUSAL: tl.constexpr):
+    sm = tl.program_id(0); bh = tl.program_id(1)
+    base = bh.to(tl.int64) * N_CTX * D
+    om = sm * BM + tl.arange(0, BM); od = tl.arange(0, D); on = tl.arange(0, BN)
+    q = tl.load(Q + base + om[:, None] * D + od[None, :])
+    m_i = tl.full((BM,), -float("inf"), tl.float32); l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    hi = (sm + 1) * BM if CAUSAL else N_CTX
+    for s in range(0, hi, BN):
+        k = tl.load(K + base + (s + on)[None, :] * D + od[:, None])
+        qk = tl.dot(q, k) * qk_scale
+        if CAUSAL:
+            qk = tl.where(om[:, None] >= (s + on)[None, :], qk, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + base + (s + on)[:, None] * D + od[None, :])
+        acc = tl.dot(p.to(tl.bfloat16), v, acc)
+        m_i = m_new
+    tl.store(O + base + om[:, None] * D + od[None, :], (acc / l_i[:, None]).to(tl.bfloat16))
