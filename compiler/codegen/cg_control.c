@@ -117,6 +117,8 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMPositionBuilderAtEnd(b, head.bb);
     LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "iv");
     LLVMPositionBuilderAtEnd(b, pre);
+    cg_pipe_begin(C, in, lb, ub, step); /* may add blocks: the preheader is where it ends */
+    pre = LLVMGetInsertBlock(b);
     jump(C, &head, in->operands + 3, in->num_operands - 3);
     LLVMAddIncoming(iv, &lb, &pre, 1);
 
@@ -140,6 +142,7 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     ivx.v[0] = dtype_bits(it) < 64 ? LLVMBuildTrunc(b, iv, cg_type(C, it), "") : iv;
     cg_set(C, ivv, ivx);
     bind(C, carried, nc, &head);
+    cg_pipe_top(C, in, iv);
     run_region(C, body, &latch, &latch, &exit);
 
     LLVMPositionBuilderAtEnd(b, latch.bb);
@@ -150,6 +153,7 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMBuildBr(b, head.bb);
 
     LLVMPositionBuilderAtEnd(b, exit.bb);
+    cg_pipe_end(C, in);
     bind(C, in->results, in->num_results, &exit);
 }
 

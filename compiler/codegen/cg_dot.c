@@ -79,6 +79,14 @@ static LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off)
     return LLVMBuildGEP2(C->b, C->i8, t->base, &byte_off, 1, "");
 }
 
+/* Byte offset (i32) of element (row, col) of the stored tile. */
+static LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef cb = LLVMBuildMul(b, col, cg_const_i32(C, t->e), "");
+    LLVMValueRef off = tile_chunk(C, t, row, LLVMBuildLShr(b, cb, cg_const_i32(C, 4), ""));
+    return LLVMBuildAdd(b, off, LLVMBuildAnd(b, cb, cg_const_i32(C, 15), ""), "");
+}
+
 /* The 32-bit shared-window address ldmatrix takes. */
 static LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
     return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, tile_ptr(C, t, byte_off), C->i64, ""), C->i32, "");
@@ -128,10 +136,7 @@ static void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type 
     if (w < 1) w = 1;
     LLVMTypeRef et = LLVMIntTypeInContext(C->llc, (unsigned)(8 * t->e));
     for (int r = 0; r < li.nregs && r < x.n; r += w) {
-        LLVMValueRef row = cg_reg_coord(C, &li, r, rv), col = cg_reg_coord(C, &li, r, cv);
-        LLVMValueRef cb = LLVMBuildMul(b, col, cg_const_i32(C, t->e), "");
-        LLVMValueRef off = tile_chunk(C, t, row, LLVMBuildLShr(b, cb, cg_const_i32(C, 4), ""));
-        off = LLVMBuildAdd(b, off, LLVMBuildAnd(b, cb, cg_const_i32(C, 15), ""), "");
+        LLVMValueRef off = tile_elem(C, t, cg_reg_coord(C, &li, r, rv), cg_reg_coord(C, &li, r, cv));
         LLVMValueRef v;
         if (w == 1) v = stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r]);
         else {
@@ -161,6 +166,239 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
         ch = LLVMBuildSelect(C->b, in, ch, cg_const_i32(C, first), "");
         LLVMValueRef s = LLVMBuildStore(C->b, LLVMConstNull(v4), tile_ptr(C, t, tile_chunk(C, t, row, ch)));
         LLVMSetAlignment(s, 16);
+    }
+}
+
+/* ---- operands resident in shared memory (pipeliner.h) ----
+ *
+ * A RING load's tile has `stages` slots of `bytes`; the slot iteration i
+ * reads is i % stages, computed at the top of the body from the induction
+ * variable. A HOIST value's tile is written once before the loop. Both live
+ * in cg_smem_reserve's memory until the loop's exit drains the copies. */
+
+struct cg_tile {
+    sm_tile t;          /* slot 0 (RING) or the tile; colv in the value's own dims */
+    const pl_entry *e;
+    LLVMValueRef slot;  /* RING: this iteration's slot (i32) */
+    LLVMValueRef lb, ub, step; /* the loop's bounds (i64) */
+    int reserved_before;       /* C->smem_reserved before the loop's tiles */
+    bool live;
+};
+
+static struct cg_tile *tile_of(cg_ctx *C, const ir_value *v) {
+    if (!v || v->id < 0 || v->id >= C->num_values || !C->tiles) return NULL;
+    struct cg_tile *t = C->tiles[v->id];
+    return t && t->live ? t : NULL;
+}
+
+/* Dot operand v's resident tile, with colv in v's dims (through trans). */
+static bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out) {
+    bool trans = false;
+    struct cg_tile *rt = tile_of(C, v);
+    if (!rt && v->def && v->def->op == IR_PERMUTE) rt = tile_of(C, v->def->operands[0]), trans = true;
+    if (!rt) return false;
+    *out = rt->t;
+    if (trans) out->colv = 1 - out->colv;
+    if (rt->e->kind == PL_RING) {
+        LLVMValueRef off = LLVMBuildMul(C->b, rt->slot, cg_const_i32(C, rt->e->bytes), "");
+        out->base = LLVMBuildGEP2(C->b, C->i8, rt->t.base, &off, 1, "");
+    }
+    return true;
+}
+
+bool cg_pipe_skip(cg_ctx *C, ir_inst *in) {
+    if (in->op == IR_LOAD) {
+        struct cg_tile *t = tile_of(C, in->results[0]);
+        return t && t->e->kind == PL_RING;
+    }
+    if (in->op == IR_PERMUTE) {
+        struct cg_tile *t = tile_of(C, in->operands[0]);
+        return t && t->e->kind == PL_RING;
+    }
+    return false;
+}
+
+static void mark_chain(cg_ctx *C, ir_region *body, ir_value *v, bool *mark) {
+    if (!v || !v->def || v->def->parent != body || v->id < 0 || v->id >= C->num_values || mark[v->id]) return;
+    mark[v->id] = true;
+    for (int k = 0; k < v->def->num_operands; k++) mark_chain(C, body, v->def->operands[k], mark);
+}
+
+/* v (computed from the induction variable and values from before the loop:
+ * pipeliner.c's chain_ok) for the iteration whose induction variable is
+ * iv64, in layout `want`: the body's defining ops run again with the
+ * induction variable rebound, then every value is put back. */
+static cg_val eval_at(cg_ctx *C, ir_inst *loop, ir_value *v, LLVMValueRef iv64, const lay_layout *want) {
+    ir_region *body = loop->regions[0];
+    ir_value *ivv = body->args.data[0];
+    bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1);
+    if (!mark) { C->failed = true; return cg_get(C, v, want); }
+    mark_chain(C, body, v, mark);
+    cg_val *saved = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
+    if (!saved) { C->failed = true; return cg_get(C, v, want); }
+    for (int i = 0; i < C->num_values; i++)
+        if (mark[i]) saved[i] = C->vals[i], C->vals[i] = (cg_val){0};
+    cg_val old_iv = C->vals[ivv->id];
+    cg_val ivx = cg_new_val(C, 1, NULL);
+    blk_dtype it = (blk_dtype)ivv->type.dtype;
+    ivx.v[0] = dtype_bits(it) < 64 ? LLVMBuildTrunc(C->b, iv64, cg_type(C, it), "") : iv64;
+    C->vals[ivv->id] = ivx;
+    /* rematerialisations made for another iteration must not be reused */
+    struct cg_remat *rm = C->remat;
+    int nrm = C->num_remat, crm = C->cap_remat;
+    C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+    for (ir_inst *i = body->first; i; i = i->next)
+        if (i->num_results && i->results[0]->id >= 0 && i->results[0]->id < C->num_values && mark[i->results[0]->id])
+            cg_region_inst(C, i);
+    cg_val r = cg_get(C, v, want);
+    C->remat = rm, C->num_remat = nrm, C->cap_remat = crm;
+    C->vals[ivv->id] = old_iv;
+    for (int i = 0; i < C->num_values; i++)
+        if (mark[i]) C->vals[i] = saved[i];
+    return r;
+}
+
+static void async_commit(cg_ctx *C) { cg_inline_asm(C, C->vd, "cp.async.commit_group;", "~{memory}", NULL, 0, true); }
+
+static void async_wait(cg_ctx *C, int n) {
+    char text[48];
+    snprintf(text, sizeof text, "cp.async.wait_group %d;", n);
+    cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true);
+}
+
+/* The copies of RING load `ld` for the iteration with induction variable
+ * iv64 into slot `slot` (i32), when `go` (i1: the iteration exists). Each
+ * register group of the load's access (vectorize: 4, 8 or 16 bytes, one
+ * mask bit) is one cp.async; a masked group copies 0 bytes and zero-fills
+ * (src-size 0: no global access); replicas copy nothing. */
+static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64,
+                         LLVMValueRef slot, LLVMValueRef go) {
+    LLVMBuilderRef b = C->b;
+    ir_value *r = ld->results[0];
+    const vec_access *acc = vec_get(C->vt, ld);
+    const lay_layout *l = acc->lay;
+    cg_val pv = eval_at(C, loop, ld->operands[0], iv64, l), mv = {0};
+    if (ld->num_operands > 1) mv = eval_at(C, loop, ld->operands[1], iv64, l);
+    cg_lay_info li;
+    cg_lay_info_get(C, l, 2, r->type.shape, &li);
+    int vec = acc->vec, bytes = acc->bytes, cv = rt->t.colv;
+    LLVMValueRef sbase = LLVMBuildGEP2(b, C->i8, rt->t.base,
+                                       (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")}, 1, "");
+    sm_tile t = rt->t;
+    t.base = sbase;
+    char text[160];
+    snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.%s.shared.global [$0], [$1], %d, $2; }",
+             bytes == 16 ? "cg" : "ca", bytes);
+    for (int i = 0; i < li.nregs; i += vec) {
+        LLVMValueRef off = tile_elem(C, &t, cg_reg_coord(C, &li, i, 1 - cv), cg_reg_coord(C, &li, i, cv));
+        LLVMValueRef on = go;
+        if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
+        LLVMValueRef size = LLVMBuildSelect(b, on, cg_const_i32(C, bytes), cg_const_i32(C, 0), "");
+        LLVMValueRef own = LLVMBuildZExt(b, cg_reg_canonical(C, &li, i), C->i32, "");
+        LLVMValueRef args[4] = {tile_addr32(C, &t, off), pv.v[pv.n == li.nregs ? i : 0], size, own};
+        cg_inline_asm(C, C->vd, text, "r,l,r,r,~{memory}", args, 4, true);
+    }
+}
+
+static bool loop_has(cg_ctx *C, ir_inst *loop) {
+    if (!C->pl) return false;
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind != PL_NONE && C->pl->e[i].loop == loop) return true;
+    return false;
+}
+
+static int loop_stages(cg_ctx *C, ir_inst *loop) {
+    int s = 0;
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop && C->pl->e[i].stages > s) s = C->pl->e[i].stages;
+    return s;
+}
+
+/* the RING loads of the loop, in body order */
+static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
+    int n = 0;
+    for (ir_inst *i = loop->regions[0]->first; i && n < max; i = i->next)
+        if (i->op == IR_LOAD && tile_of(C, i->results[0]) && tile_of(C, i->results[0])->e->kind == PL_RING) out[n++] = i;
+    return n;
+}
+
+void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
+    if (!loop_has(C, loop) || C->failed) return;
+    LLVMBuilderRef b = C->b;
+    ir_region *body = loop->regions[0];
+    int reserved = C->smem_reserved;
+    cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
+    bool hoisted = false;
+    for (ir_inst *in = body->first; in; in = in->next) {
+        ir_value *cand[2];
+        int nc = 0;
+        if (in->op == IR_LOAD) cand[nc++] = in->results[0];
+        if (in->op == IR_DOT) cand[nc++] = in->operands[0], cand[nc++] = in->operands[1];
+        for (int c = 0; c < nc; c++) {
+            ir_value *v = cand[c];
+            const pl_entry *e = pl_get(C->pl, v);
+            if (!e || e->loop != loop || v->id >= C->num_values || C->tiles[v->id]) continue;
+            if ((in->op == IR_LOAD) != (e->kind == PL_RING)) continue;
+            struct cg_tile *rt = ARENA_NEW(C->a, struct cg_tile);
+            if (!rt) { C->failed = true; return; }
+            blk_dtype dt = (blk_dtype)v->type.dtype;
+            LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes);
+            tile_init(&rt->t, base, v->type.shape[1 - e->colv], v->type.shape[e->colv], stored_bytes(dt), e->colv);
+            rt->e = e;
+            rt->lb = lb, rt->ub = ub, rt->step = step;
+            rt->reserved_before = reserved;
+            if (e->kind == PL_HOIST) {
+                store_operand(C, loop->loc, &rt->t, cg_get(C, v, cg_lay(C, v)), v->type, dt == DT_F32);
+                hoisted = true;
+            }
+            rt->live = true;
+            C->tiles[v->id] = rt;
+        }
+    }
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop);
+    for (int j = 0; j + 1 < S && nr; j++) {
+        LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
+        LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
+        for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivj, cg_const_i32(C, j), go);
+        async_commit(C);
+    }
+    if (hoisted && !nr) cg_barrier(C); /* with rings, the first iteration's barrier does it */
+}
+
+void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
+    if (!loop_has(C, loop) || C->failed) return;
+    LLVMBuilderRef b = C->b;
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop);
+    if (!nr) return;
+    struct cg_tile *t0 = tile_of(C, rings[0]->results[0]);
+    /* tile i is in: at most S-2 younger groups pending; the barrier makes
+     * every thread's copies visible and proves iteration i-1's readers of
+     * the slot refilled below are done */
+    async_wait(C, S - 2);
+    cg_barrier(C);
+    LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
+    LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+    LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)(S - 1), 0), ""), "");
+    LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
+    LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, S - 1), ""), cg_const_i32(C, S), "");
+    for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivn, pslot, go);
+    async_commit(C);
+}
+
+void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
+    if (!loop_has(C, loop) || C->failed) return;
+    ir_inst *rings[16];
+    if (loop_rings(C, loop, rings, 16)) async_wait(C, 0); /* no copy may land in memory reused next */
+    cg_barrier(C);
+    for (int i = 0; i < C->num_values; i++) {
+        struct cg_tile *t = C->tiles[i];
+        if (!t || t->e->loop != loop) continue;
+        C->smem_reserved = t->reserved_before;
+        t->live = false;
+        C->tiles[i] = NULL;
     }
 }
 
@@ -223,27 +461,34 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     int e = stored_bytes(ta), Kp = (K + mk.kstep - 1) / mk.kstep * mk.kstep;
     bool tf32 = ta == DT_F32;
 
-    /* the two tiles, a first, 128-byte aligned */
-    int acv = stored_colv(av, ta, 1), bcv = stored_colv(bv, ta, 0);
+    /* each operand: a resident tile (ring slot or hoisted: pipeliner.h), or
+     * staged here from registers into the scratch (a first, 128-byte aligned) */
     sm_tile ta_t, tb_t;
-    int64_t abytes = (acv == 1 ? (int64_t)M * Kp : (int64_t)K * M) * e;
-    abytes = (abytes + 127) / 128 * 128;
-    int64_t bbytes = (bcv == 0 ? (int64_t)N * Kp : (int64_t)K * N) * e;
-    LLVMValueRef base = cg_smem(C, in->loc, abytes + bbytes);
-    LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
-    if (acv == 1) tile_init(&ta_t, base, M, Kp, e, 1);
-    else tile_init(&ta_t, base, K, M, e, 0);
-    if (bcv == 0) tile_init(&tb_t, bbase, N, Kp, e, 0);
-    else tile_init(&tb_t, bbase, K, N, e, 1);
-
-    cg_barrier(C);
-    store_operand(C, in->loc, &ta_t, av, a->type, tf32);
-    store_operand(C, in->loc, &tb_t, bv, bo->type, tf32);
-    if (Kp > K) {
-        if (acv == 1) zero_pad(C, &ta_t, K);
-        if (bcv == 0) zero_pad(C, &tb_t, K);
+    bool ares = resident_tile(C, a, &ta_t), bres = resident_tile(C, bo, &tb_t);
+    if (!ares || !bres) {
+        int acv = stored_colv(av, ta, 1), bcv = stored_colv(bv, ta, 0);
+        int64_t abytes = ares ? 0 : (acv == 1 ? (int64_t)M * Kp : (int64_t)K * M) * e;
+        abytes = (abytes + 127) / 128 * 128;
+        int64_t bbytes = bres ? 0 : (bcv == 0 ? (int64_t)N * Kp : (int64_t)K * N) * e;
+        LLVMValueRef base = cg_smem(C, in->loc, abytes + bbytes);
+        LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
+        if (!ares) {
+            if (acv == 1) tile_init(&ta_t, base, M, Kp, e, 1);
+            else tile_init(&ta_t, base, K, M, e, 0);
+        }
+        if (!bres) {
+            if (bcv == 0) tile_init(&tb_t, bbase, N, Kp, e, 0);
+            else tile_init(&tb_t, bbase, K, N, e, 1);
+        }
+        cg_barrier(C);
+        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, tf32);
+        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, tf32);
+        if (Kp > K) {
+            if (!ares && acv == 1) zero_pad(C, &ta_t, K);
+            if (!bres && bcv == 0) zero_pad(C, &tb_t, K);
+        }
+        cg_barrier(C);
     }
-    cg_barrier(C);
 
     int Wm = L->wpc[0], Wn = L->wpc[1];
     cg_lay_info li;
@@ -390,11 +635,18 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
     /* the accumulator layout: the assigned one when it has the mma form
      * (layout.c's seeds make it so), else lay_for_dot's and a conversion */
     const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false);
-    cg_val av = cg_get(C, a, cg_lay(C, a)), bv = cg_get(C, bo, cg_lay(C, bo));
+    sm_tile unused;
+    cg_val av = {0}, bv = {0};
+    if (!resident_tile(C, a, &unused)) av = cg_get(C, a, cg_lay(C, a));
+    if (!resident_tile(C, bo, &unused)) bv = cg_get(C, bo, cg_lay(C, bo));
     cg_val cv = cg_get(C, c, L);
     cg_val acc = cg_new_val(C, cv.n, L);
     for (int i = 0; i < cv.n; i++) acc.v[i] = cv.v[i];
-    if (ta == DT_F32 && in->precision == IR_PREC_IEEE) lower_simt(C, in, av, bv, &acc, L);
+    if (ta == DT_F32 && in->precision == IR_PREC_IEEE) {
+        if (!av.set) av = cg_get(C, a, cg_lay(C, a));
+        if (!bv.set) bv = cg_get(C, bo, cg_lay(C, bo));
+        lower_simt(C, in, av, bv, &acc, L);
+    }
     else lower_mma(C, in, av, bv, &acc, L);
     if (!lay_eq(L, want)) acc = cg_convert(C, in->loc, acc, res->type, want);
     cg_set(C, res, acc);

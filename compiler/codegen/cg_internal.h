@@ -36,6 +36,7 @@ typedef struct {
 } cg_val;
 
 struct cg_flow; /* cg_control.c: where yield / continue / break jump */
+struct cg_tile; /* cg_dot.c: a dot operand resident in shared memory (ring slot or hoisted) */
 
 typedef struct {
     blk_arena *a;
@@ -51,6 +52,9 @@ typedef struct {
     const lay_table *lt;
     const fuse_table *fuse;   /* values recomputed instead of converted */
     const vec_table *vt;      /* width of every memory access */
+    const pl_table *pl;       /* dot operands streamed through rings / hoisted (pipeliner.h) */
+    struct cg_tile **tiles;   /* by value id: the resident tile of a RING or HOIST value (cg_dot.c) */
+    int smem_reserved;        /* bytes at the start of the scratch held by live rings / tiles */
     struct cg_remat *remat;   /* cg_get: values already recomputed in a layout */
     int num_remat, cap_remat;
     int num_warps;
@@ -127,6 +131,18 @@ bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
 bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf */
 bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
+/* cg_dot.c: the pipeliner's plan for one for loop (pipeliner.h). begin: in
+ * the preheader (lb, ub, step: i64), hoisted tiles and the first S-1
+ * iterations' copies; top: at the start of the body, after the induction
+ * variable is bound (iv: i64); end: in the exit block. */
+void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step);
+void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv);
+void cg_pipe_end(cg_ctx *C, ir_inst *loop);
+/* A load (or its trans) whose data a ring delivers: nothing to lower. */
+bool cg_pipe_skip(cg_ctx *C, ir_inst *in);
+/* Shared memory that stays allocated (rings, hoisted tiles) until released;
+ * cg_smem's scratch starts after it. */
+LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes);
 /* the scalar semantics of one ELEM op on register values */
 LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops);
 LLVMValueRef cg_cast_scalar(cg_ctx *C, blk_loc loc, blk_dtype from, blk_dtype to, LLVMValueRef x);

@@ -91,20 +91,35 @@ void cg_barrier(cg_ctx *C) {
  * static buffers (cg_reduce.c, smem_static) count against the same limit:
  * the target's opt-in maximum (libblkrt raises a function's dynamic limit
  * past the default 48 KB when it loads the module). */
-LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) {
-    if (bytes + C->smem_static > C->tgt->smem_optin_max) {
-        cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
-                 "(use smaller blocks)", (long long)(bytes + C->smem_static), C->tgt->smem_optin_max, C->tgt->arch);
-        bytes = 0;
-    }
+static LLVMValueRef smem_symbol(cg_ctx *C) {
     LLVMValueRef g = LLVMGetNamedGlobal(C->mod, "__blk_smem");
     if (!g) {
         g = LLVMAddGlobalInAddressSpace(C->mod, LLVMArrayType2(C->i8, 0), "__blk_smem", 3);
         LLVMSetLinkage(g, LLVMExternalLinkage);
         LLVMSetAlignment(g, 16);
     }
-    if (bytes > C->smem_bytes) C->smem_bytes = (int)((bytes + 15) / 16 * 16);
     return g;
+}
+
+/* bytes at offset `at` of the dynamic shared memory, within the limit */
+static LLVMValueRef smem_at(cg_ctx *C, blk_loc loc, int64_t at, int64_t bytes) {
+    if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
+        cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
+                 "(use smaller blocks)", (long long)(at + bytes + C->smem_static), C->tgt->smem_optin_max, C->tgt->arch);
+        bytes = 0;
+    }
+    if (at + bytes > C->smem_bytes) C->smem_bytes = (int)((at + bytes + 15) / 16 * 16);
+    LLVMValueRef off = cg_const_i32(C, at);
+    return at ? LLVMBuildGEP2(C->b, C->i8, smem_symbol(C), &off, 1, "") : smem_symbol(C);
+}
+
+LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) { return smem_at(C, loc, C->smem_reserved, bytes); }
+
+LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes) {
+    int64_t at = (C->smem_reserved + 127) / 128 * 128; /* 128-byte aligned: the swizzle's period */
+    LLVMValueRef p = smem_at(C, loc, at, bytes);
+    C->smem_reserved = (int)(at + bytes);
+    return p;
 }
 
 /* ---- values ---- */
@@ -254,6 +269,7 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return;
     }
+    if (cg_pipe_skip(C, in)) return;
     if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_sort(C, in) ||
         cg_convert_op(C, in) || cg_print(C, in) || cg_dot(C, in))
         return;
@@ -347,16 +363,18 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     f->num_warps = C->num_warps;
     /* the variant's analyses, in pipeline order (passes/pipeline.c) */
     kernel_plan plan;
-    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt->max_vec_bytes, &plan);
-    C->ax = plan.ax, C->lt = plan.lt, C->fuse = plan.fuse, C->vt = plan.vec;
+    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, &plan);
+    C->ax = plan.ax, C->lt = plan.lt, C->fuse = plan.fuse, C->vt = plan.vec, C->pl = plan.pl;
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
     C->smem_bytes = 0;
     C->smem_static = 0;
+    C->smem_reserved = 0;
+    C->tiles = ARENA_ARRAY(C->a, struct cg_tile *, C->num_values + 1);
     C->work = 0;
     C->flow = NULL;
     C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
-    if (!planned || !C->vals) { C->failed = true; return; }
+    if (!planned || !C->vals || !C->tiles) { C->failed = true; return; }
 
     ir_region *body = f->body;
     int np = body->args.len;
@@ -484,7 +502,7 @@ static bool has_spec(const ax_spec *const *list, int n, const ax_spec *spec, int
  * divisibility), then as requested (default d16, the extra ones, the
  * fallback), so that a runtime's first-match rule picks the most specialised
  * entry whose assumptions hold. Returns the count. */
-static int kernel_variants(blk_arena *a, ir_func *f, const cg_variants *vs, int max_vec_bytes, const ax_spec ***out) {
+static int kernel_variants(blk_arena *a, ir_func *f, const cg_variants *vs, const tgt_target *tgt, const ax_spec ***out) {
     int np = f->body->args.len, n = 0, cap = (vs ? vs->nextra : 0) + 2;
     const ax_spec **list = ARENA_ARRAY(a, const ax_spec *, cap);
     ax_spec *d16 = ax_d16_spec(a, f), *none = ARENA_ARRAY(a, ax_spec, np + 1);
@@ -492,7 +510,7 @@ static int kernel_variants(blk_arena *a, ir_func *f, const cg_variants *vs, int 
     /* the default d16 variant keeps only the assumptions its lowering uses:
      * a d16 on a timestep that never reaches an address would send t = 500
      * to the fallback; when none is used it equals the fallback (one entry) */
-    if (passes_prune_spec(a, f, d16, max_vec_bytes) < 0) return 0;
+    if (passes_prune_spec(a, f, d16, tgt) < 0) return 0;
     bool defaults = !vs || !vs->no_defaults;
     if (defaults) list[n++] = d16;
     for (int i = 0; vs && i < vs->nextra; i++)
@@ -585,7 +603,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     for (ir_func *f = m->first; f && !diag_should_stop(d); f = f->next) {
         if (!f->is_kernel) continue;
         const ax_spec **variants = NULL;
-        int nv = kernel_variants(m->arena, f, vs, t->max_vec_bytes, &variants);
+        int nv = kernel_variants(m->arena, f, vs, t, &variants);
         int e0 = d->nerrors;
         /* after an error, the other variants would repeat the same diagnostics */
         for (int i = 0; i < nv && d->nerrors == e0; i++) {

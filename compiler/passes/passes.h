@@ -9,6 +9,8 @@
 #include "fuse.h"
 #include "layout.h"
 #include "vectorize.h"
+#include "pipeliner.h"
+#include "../target/target.h"
 
 typedef struct {
     blk_diag *diag;
@@ -25,16 +27,18 @@ const char *const *pass_names(void);
 
 /* The per-variant analyses codegen lowers from, run in this order by
  * passes_plan_kernel: axisinfo (under the variant's argument assumptions)
- * -> layout -> fuse -> vectorize. */
+ * -> layout -> fuse -> vectorize -> pipeliner, for the target tgt (the
+ * dumps of --emit=ir-after use the default target, tgt_default()). */
 typedef struct {
     ax_table *ax;
     lay_table *lt;
     fuse_table *fuse;
     vec_table *vec;
+    pl_table *pl;
 } kernel_plan;
 
 /* false only when the arena is exhausted. */
-bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, int max_vec_bytes, kernel_plan *out);
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, kernel_plan *out);
 /* The d16 assumption for every pointer and integer parameter of f but the
  * @do_not_specialize ones (ax_d16_spec; what the --emit=ir-after dumps of
  * the analyses show). */
@@ -47,7 +51,7 @@ const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f);
  * stop keeping launches out of the specialised entry. Returns how many
  * assumptions remain, -1 when the arena is exhausted (spec then partly
  * pruned, still valid). */
-int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, int max_vec_bytes);
+int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, const tgt_target *tgt);
 
 /* the passes */
 void pass_inline(ir_module *m);        /* inline every IR_CALL; drop device fns */

@@ -1,6 +1,6 @@
 /* pipeline.c — the pass pipeline, written out in one place (QBE's main.c).
  *
- *   sema ──► inline ──► canonicalize ──► axisinfo ──► layout ──► fuse ──► vectorize ──► (codegen)
+ *   sema ──► inline ──► canonicalize ──► axisinfo ──► layout ──► fuse ──► vectorize ──► pipeliner ──► (codegen)
  *
  * axisinfo, layout, fuse and vectorize are analyses that depend on the
  * argument specialisation of a variant: codegen runs them per variant
@@ -28,7 +28,8 @@
     X(axisinfo, 0, ax_dump_module) /* analysis: contiguity/divisibility/constancy */ \
     X(layout, 0, lay_dump_module)  /* analysis: distributed layouts */                \
     X(fuse, 0, fuse_dump_module)   /* analysis: rematerialise, or exchange */         \
-    X(vectorize, 0, vec_dump_module) /* analysis: width of each memory access */
+    X(vectorize, 0, vec_dump_module) /* analysis: width of each memory access */       \
+    X(pipeliner, 0, pl_dump_module)  /* analysis: dot operands through cp.async rings */
 
 typedef struct {
     const char *name;
@@ -77,13 +78,15 @@ int passes_run(ir_module *m, const pass_opts *o) {
     return 0;
 }
 
-bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, int max_vec_bytes, kernel_plan *out) {
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, kernel_plan *out) {
     *out = (kernel_plan){0};
+    int max_vec_bytes = tgt->max_vec_bytes;
     out->ax = ax_analyze(a, f, spec);
     out->lt = out->ax ? lay_assign(a, f, out->ax, max_vec_bytes) : NULL;
     out->fuse = out->lt ? fuse_analyze(a, f, out->lt) : NULL;
     out->vec = out->fuse ? vec_analyze(a, f, out->ax, out->lt, max_vec_bytes) : NULL;
-    return out->vec != NULL;
+    out->pl = out->vec ? pl_analyze(a, f, out->ax, out->lt, out->vec, tgt->smem_optin_max) : NULL;
+    return out->pl != NULL;
 }
 
 const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f) { return ax_d16_spec(a, f); }
@@ -103,15 +106,15 @@ static bool same_plan(const kernel_plan *x, const kernel_plan *y) {
     return true;
 }
 
-int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, int max_vec_bytes) {
+int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, const tgt_target *tgt) {
     int np = f->body->args.len, kept = 0;
     kernel_plan full, without;
-    if (!passes_plan_kernel(a, f, spec, max_vec_bytes, &full)) return -1;
+    if (!passes_plan_kernel(a, f, spec, tgt, &full)) return -1;
     for (int k = 0; k < np; k++) {
         if (spec[k] == AX_SPEC_NONE) continue;
         ax_spec was = spec[k];
         spec[k] = AX_SPEC_NONE;
-        if (!passes_plan_kernel(a, f, spec, max_vec_bytes, &without)) return -1;
+        if (!passes_plan_kernel(a, f, spec, tgt, &without)) return -1;
         if (!same_plan(&full, &without)) spec[k] = was, kept++;
     }
     return kept;

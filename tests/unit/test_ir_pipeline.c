@@ -73,7 +73,8 @@ static void test_names(void) {
     CHECK(names[3] && strcmp(names[3], "layout") == 0);
     CHECK(names[4] && strcmp(names[4], "fuse") == 0);
     CHECK(names[5] && strcmp(names[5], "vectorize") == 0);
-    CHECK(names[6] == NULL);
+    CHECK(names[6] && strcmp(names[6], "pipeliner") == 0);
+    CHECK(names[7] == NULL);
 }
 
 static void test_dump_points(void) {

@@ -1,0 +1,219 @@
+/* pipeliner.c — which dot operands stream through shared-memory rings and
+ * which are staged once before their loop (pipeliner.h). */
+#include "pipeliner.h"
+
+#include "passes.h"
+
+#include <string.h>
+
+int pl_tile_bytes(blk_dtype t, int rows, int cols) {
+    int e = t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2;
+    return rows * cols * e;
+}
+
+const pl_entry *pl_get(const pl_table *t, const ir_value *v) {
+    if (!t || !v || v->id < 0 || v->id >= t->num_values || t->e[v->id].kind == PL_NONE) return NULL;
+    return &t->e[v->id];
+}
+
+typedef struct {
+    blk_arena *a;
+    ir_func *f;
+    const vec_table *vt;
+    pl_table *t;
+    int *uses;
+    int smem_budget;
+    uint8_t *memo; /* chain check per value id: 0 unknown, 1 ok, 2 not */
+} pl_ctx;
+
+/* Is inst i inside region r (at any depth)? */
+static bool inside(const ir_inst *i, const ir_region *r) {
+    for (const ir_region *p = i ? i->parent : NULL; p; p = p->parent ? p->parent->parent : NULL)
+        if (p == r) return true;
+    return false;
+}
+
+static bool defined_outside(const ir_value *v, const ir_inst *loop) {
+    const ir_region *body = loop->regions[0];
+    if (v->def) return !inside(v->def, body);
+    for (const ir_region *p = v->owner; p; p = p->parent ? p->parent->parent : NULL)
+        if (p == body) return false;
+    return true;
+}
+
+/* Can v be computed for another iteration by substituting the induction
+ * variable: the iv, values from before the loop, and pure ops of the body's
+ * top level over those (no loads, no loop-carried values)? */
+static bool chain_ok(pl_ctx *P, const ir_value *v, const ir_inst *loop) {
+    if (!v) return true;
+    const ir_region *body = loop->regions[0];
+    if (body->args.len && v == body->args.data[0]) return true;
+    if (defined_outside(v, loop)) return true;
+    if (!v->def || v->def->parent != body || !ir_op_has(v->def->op, OPF_PURE) || v->def->num_regions) return false;
+    if (v->id >= 0 && v->id < P->t->num_values && P->memo[v->id]) return P->memo[v->id] == 1;
+    bool ok = true;
+    for (int k = 0; k < v->def->num_operands && ok; k++) ok = chain_ok(P, v->def->operands[k], loop);
+    if (v->id >= 0 && v->id < P->t->num_values) P->memo[v->id] = ok ? 1 : 2;
+    return ok;
+}
+
+static bool is_zero(const ir_value *v) {
+    const ir_inst *d = v ? v->def : NULL;
+    while (d && (d->op == IR_SPLAT || d->op == IR_BROADCAST) && d->num_operands == 1) d = d->operands[0]->def;
+    return d && d->op == IR_CONST && d->ival == 0 && d->fval == 0.0;
+}
+
+static void set_why(pl_ctx *P, const ir_value *v, const char *why) {
+    if (v->id >= 0 && v->id < P->t->num_values && !P->t->why[v->id]) P->t->why[v->id] = why;
+}
+
+/* The value dim a 16-bit operand in layout l is stored along: its fastest
+ * register dim (cg_dot.c stores with vector stores); other types: K. */
+static int colv_of(const lay_layout *l, blk_dtype t, int kdim) {
+    if ((t != DT_F16 && t != DT_BF16 && t != DT_F8E4M3 && t != DT_F8E5M2) || !l) return kdim;
+    lay_flat f;
+    lay_flatten(l, &f);
+    return f.reg_order[0];
+}
+
+/* operand `role` of dot d in loop: RING or HOIST when it qualifies */
+static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role, const lay_table *lt) {
+    ir_value *v = d->operands[role];
+    int kdim = role == 0 ? 1 : 0, K = d->operands[0]->type.shape[1];
+    blk_dtype t = (blk_dtype)v->type.dtype;
+    if (t == DT_F32 && d->precision == IR_PREC_IEEE) { set_why(P, v, "exact f32: no tensor cores"); return; }
+    int kstep = t == DT_F32 ? 8 : t == DT_I8 ? 32 : 16;
+    if (K % kstep) { set_why(P, v, "K is not a multiple of the mma k step"); return; }
+    ir_value *src = v;
+    bool trans = false;
+    if (v->def && v->def->op == IR_PERMUTE && v->def->parent == loop->regions[0] && P->uses[v->id] == 1) {
+        src = v->def->operands[0];
+        trans = true;
+    }
+    if (src->def && src->def->op == IR_LOAD && src->def->parent == loop->regions[0]) {
+        ir_inst *ld = src->def;
+        const vec_access *acc = vec_get(P->vt, ld);
+        if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
+        if (P->uses[src->id] != 1) { set_why(P, v, "the load has other uses"); return; }
+        if (t != DT_F16 && t != DT_BF16 && t != DT_I8) { set_why(P, v, "f32 and f8 operands are converted in registers"); return; }
+        if (ld->num_operands > 2 && !is_zero(ld->operands[2])) { set_why(P, v, "`other` is not zero"); return; }
+        if (ld->flags & IRF_VOLATILE) { set_why(P, v, "volatile load"); return; }
+        if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16)) {
+            set_why(P, v, "accesses narrower than 4 bytes (alignment or contiguity)");
+            return;
+        }
+        if (!chain_ok(P, ld->operands[0], loop) || (ld->num_operands > 1 && !chain_ok(P, ld->operands[1], loop))) {
+            set_why(P, v, "the address or mask depends on a loop-carried value or a load");
+            return;
+        }
+        pl_entry *e = &P->t->e[src->id];
+        lay_flat fl;
+        lay_flatten(acc->lay, &fl);
+        if (t == DT_I8 && (trans ? 1 - fl.reg_order[0] : fl.reg_order[0]) != kdim) {
+            set_why(P, v, "an i8 operand must be contiguous along K (ldmatrix .trans is 16-bit)");
+            return;
+        }
+        *e = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(t, src->type.shape[0], src->type.shape[1]),
+                        fl.reg_order[0], trans ? 1 - role : role};
+        return;
+    }
+    if (!defined_outside(v, loop)) { set_why(P, v, "computed in the loop"); return; }
+    /* every use of v: this role of a dot directly in this loop's body */
+    int here = 0;
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+        if (i->op == IR_DOT && i->operands[role] == v && i->operands[1 - role] != v) here++;
+    if (here != P->uses[v->id]) { set_why(P, v, "used outside this loop's dots"); return; }
+    pl_entry *e = &P->t->e[v->id];
+    if (e->kind == PL_HOIST) return; /* two dots share it */
+    *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(t, v->type.shape[0], v->type.shape[1]),
+                    colv_of(lay_get(lt, v), t, kdim), role};
+}
+
+static int loop_bytes(pl_ctx *P, ir_inst *loop) {
+    int total = 0;
+    for (int i = 0; i < P->t->num_values; i++)
+        if (P->t->e[i].kind != PL_NONE && P->t->e[i].loop == loop) total += P->t->e[i].stages * P->t->e[i].bytes;
+    return total;
+}
+
+/* Fewer stages, then no rings, then nothing, until the loop fits. */
+static void fit(pl_ctx *P, ir_inst *loop) {
+    int room = P->smem_budget - 48 * 1024;
+    for (int pass = 0; pass < 3 && loop_bytes(P, loop) > room; pass++)
+        for (int i = 0; i < P->t->num_values; i++) {
+            pl_entry *e = &P->t->e[i];
+            if (e->kind == PL_NONE || e->loop != loop) continue;
+            if (pass == 0 && e->kind == PL_RING && e->stages > 2) e->stages = 2;
+            else if (pass == 1 && e->kind == PL_RING) e->kind = PL_NONE, P->t->why[i] = "the ring does not fit";
+            else if (pass == 2) e->kind = PL_NONE, P->t->why[i] = "the tiles do not fit";
+        }
+}
+
+static void visit(pl_ctx *P, ir_region *r, const lay_table *lt) {
+    for (ir_inst *in = r->first; in; in = in->next) {
+        for (int k = 0; k < in->num_regions; k++) visit(P, in->regions[k], lt);
+        if (in->op != IR_FOR) continue;
+        int stages = in->ival2 > 0 ? (int)in->ival2 : P->f->num_stages;
+        for (ir_inst *d = in->regions[0]->first; d; d = d->next)
+            if (d->op == IR_DOT && d->operands[0]->type.rank == 2)
+                for (int role = 0; role < 2; role++) consider(P, in, stages, d, role, lt);
+        fit(P, in);
+    }
+}
+
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const ax_table *ax, const lay_table *lt, const vec_table *vt,
+                     int smem_budget) {
+    (void)ax;
+    pl_table *t = ARENA_NEW(a, pl_table);
+    if (!t) return NULL;
+    int n = 0;
+    int *uses = ir_count_uses(f, &n);
+    t->num_values = n;
+    t->e = ARENA_ARRAY(a, pl_entry, n + 1);
+    t->why = ARENA_ARRAY(a, const char *, n + 1);
+    pl_ctx P = {a, f, vt, t, uses, smem_budget, ARENA_ARRAY(a, uint8_t, n + 1)};
+    if (!uses || !t->e || !t->why || !P.memo) return NULL;
+    visit(&P, f->body, lt);
+    return t;
+}
+
+/* ---- dump ---- */
+
+static void dump_region(blk_strbuf *out, const pl_table *t, ir_region *r) {
+    for (ir_inst *in = r->first; in; in = in->next) {
+        for (int k = 0; k < in->num_regions; k++) dump_region(out, t, in->regions[k]);
+        if (in->op != IR_FOR) continue;
+        for (ir_inst *d = in->regions[0]->first; d; d = d->next) {
+            if (d->op != IR_DOT) continue;
+            for (int role = 0; role < 2; role++) {
+                ir_value *v = d->operands[role], *src = v;
+                if (v->def && v->def->op == IR_PERMUTE) src = v->def->operands[0];
+                const pl_entry *e = pl_get(t, src);
+                if (!e) e = pl_get(t, v), src = v;
+                sb_printf(out, "// dot %%%d operand %c %%%d: ", d->results[0]->id, role ? 'b' : 'a', v->id);
+                if (e && e->kind == PL_RING)
+                    sb_printf(out, "ring of %d x %d bytes, cp.async from load %%%d (dim %d contiguous)\n", e->stages,
+                              e->bytes, src->id, e->colv);
+                else if (e && e->kind == PL_HOIST)
+                    sb_printf(out, "staged once before the loop, %d bytes (dim %d contiguous)\n", e->bytes, e->colv);
+                else
+                    sb_printf(out, "staged per iteration (%s)\n",
+                              v->id >= 0 && v->id < t->num_values && t->why[v->id] ? t->why[v->id] : "not a load");
+            }
+        }
+    }
+}
+
+void pl_dump_module(blk_strbuf *out, ir_module *m) {
+    ir_print_module(out, m);
+    for (ir_func *f = m->first; f; f = f->next) {
+        if (!f->is_kernel) continue;
+        kernel_plan p;
+        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), &p) || !p.pl) continue;
+        sb_printf(out, "// pipeliner @%s (pointer and integer arguments divisible by 16; %d KB of shared memory, %s)\n",
+                  f->name, tgt_default()->smem_optin_max / 1024, tgt_default()->arch);
+        dump_region(out, p.pl, f->body);
+    }
+}
+
+void pass_pipeliner(ir_module *m) { (void)m; }

@@ -1,0 +1,63 @@
+/* pipeliner.h — software pipelining of the loads that feed `dot` (Triton's
+ * loop pipeliner, CUTLASS's multistage mainloop).
+ *
+ * In a `for` loop with num_stages S >= 2 (`@num_stages(S)`, else the
+ * kernel's, default 3), a dot operand that is
+ *
+ *   RING   a load in the loop body used by nothing but the dot (possibly
+ *          through trans), of 16-bit or i8 elements, whose pointer and mask
+ *          are computed from the induction variable and values defined
+ *          before the loop only, with `other` absent or zero and groups of
+ *          4, 8 or 16 bytes (vectorize): it never goes through registers.
+ *          Codegen keeps S shared-memory slots of its tile; before the loop
+ *          it issues cp.async for iterations 0..S-2, and at the top of
+ *          iteration i waits for tile i (cp.async.wait_group S-2), bar.sync,
+ *          then issues iteration i+S-1's copies into the slot iteration i-1
+ *          read (masked chunks zero-filled: src-size 0). The dot reads slot
+ *          i % S with ldmatrix: no stores, no barriers of its own;
+ *   HOIST  a value defined before the loop (attention's q): stored into its
+ *          swizzled tile once, before the loop, instead of every iteration;
+ *
+ * and any other operand goes through the per-dot staging of cg_dot.c. The
+ * decision is an analysis over the IR of one variant, like fuse and
+ * vectorize, so the interpreter and every other pass see the same IR;
+ * `--emit=ir-after=pipeliner` prints it (docs/codegen.md, "Tensor cores").
+ *
+ * Needs: ax, lay and vec of the same function and variant.
+ * Guarantees: the shared memory of every loop's rings and hoisted tiles,
+ * plus 48 KB for the scratch users inside the loop, fits `smem_budget`
+ * (stages are reduced to 2, then the loop is left alone). */
+#ifndef BLK_PIPELINER_H
+#define BLK_PIPELINER_H
+
+#include "layout.h"
+#include "vectorize.h"
+
+typedef enum { PL_NONE, PL_RING, PL_HOIST } pl_kind;
+
+typedef struct {
+    pl_kind kind;
+    ir_inst *loop;     /* the FOR */
+    int stages;        /* RING: slots */
+    int bytes;         /* one slot (RING) or the tile (HOIST) */
+    int colv;          /* the value dim stored contiguous (of the load / the hoisted value) */
+    int role;          /* HOIST: the dot operand it is (0 = a, 1 = b) */
+} pl_entry;
+
+typedef struct {
+    int num_values;
+    pl_entry *e;       /* by value id: a RING load's result or a HOIST value */
+    const char **why;  /* by value id of a dot operand left alone: the reason (for the dump) */
+} pl_table;
+
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const ax_table *ax, const lay_table *lt, const vec_table *vt,
+                     int smem_budget);
+const pl_entry *pl_get(const pl_table *t, const ir_value *v);
+/* The bytes an operand tile of this shape and dtype takes in shared memory
+ * (cg_dot.c's layout: f8 as f16, f32 as 4 bytes, K padded for i8). */
+int pl_tile_bytes(blk_dtype t, int rows, int cols);
+
+void pl_dump_module(blk_strbuf *out, ir_module *m);
+void pass_pipeliner(ir_module *m); /* analysis only: leaves the IR unchanged */
+
+#endif
