@@ -1,0 +1,1256 @@
+/* index_diff — a differential tester for index arithmetic (issue 8, the
+ * axisinfo bullet; docs/gpu-testing.md).
+ *
+ *   index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]
+ *              [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]
+ *
+ * axisinfo derives contiguity / divisibility / constancy of integer index
+ * expressions and vectorize turns them into 16-byte accesses; a wrong fact is
+ * silent wrong code (`(pid*B + arange(0, B) - 4) % 4` was once "contiguous").
+ * This program generates random valid kernels whose load and store offsets
+ * are such expressions, runs each on the CPU interpreter (the reference) and
+ * on the device, and compares the buffers byte for byte.
+ *
+ * A kernel (1-D or 2-D block, i32 or i64 index type):
+ *
+ *   kernel idx(x: *T, y: *T, out: *T, a0: i32, ..., [n: i32]) {
+ *       let e = broadcast_to(EXPR, [B]);              // the index under test
+ *       let m = MASK;                                  // lin < n, r < c, e < c ...
+ *       store(out + lin, load(x + OFF + e, m), m);    // lin = pid*B + arange: injective
+ *       store(y + OFF + e, (e * 3 + 1) as T, m);      // value a function of the address:
+ *   }                                                  // any writer order gives one result
+ *
+ * EXPR is a random tree over program_id(0), arange (r, r0[:, None],
+ * r1[None, :]), the integer arguments and small constants (negative ones and
+ * non-powers of two), with + - * / % << >> & | minimum maximum, and
+ * multiple_of / max_contiguous hints placed only where they are true (checked
+ * by evaluating the hinted value over every launch). Interval arithmetic
+ * bounds every node (no overflow of its type) and EXPR (OFF = -lo, so every
+ * access is inside the buffer; the interpreter checks it). Each kernel runs
+ * with up to three argument sets — every integer a multiple of 16 (the d16
+ * entry), some equal to 1 (an eq1 variant is added, as gpu_check does), and
+ * arbitrary values (the fallback) — with 16-byte aligned pointers, and once
+ * with every pointer moved by one element (the fallback). Buffers sit between
+ * guards of 0xFF, outputs start as 0xFF (poison), and the whole image must
+ * equal the reference's.
+ *
+ * On a failure: the kernel, its arguments, the first differing elements, then
+ * a greedy shrink (subtrees replaced by a child or a leaf, constants made
+ * smaller, mask terms, wide types and the grid dropped, while the same kind
+ * of failure persists) and the minimal reproducer. Kernel K of seed S is the
+ * same for any --count: `--seed S --only K` reruns it. Exit 0 iff every
+ * kernel matched, 1 on failures, 2 on bad usage, 77 without a GPU/driver.
+ *
+ * --device cpu runs the "device" half on libblkrt's CPU interpreter device:
+ * a self-test of the generator and the harness (both sides interpret).
+ * --ptx there also compiles the PTX of every kernel (catches backend errors
+ * without a GPU). BLK_GPU_ARCH=sm_80 compiles for sm_80 instead of the
+ * device's own arch (as gpu_check does).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "blk/blkc.h"
+#include "blk/blkrt.h"
+#include "blk/blkrt_jit.h"
+
+/* LLVM's static libraries call arc4random (glibc 2.36); defined here the
+ * static bundle needs only glibc 2.34 (see gpu_check.c). */
+uint32_t arc4random(void) {
+    uint32_t v = 0;
+    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        v = (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)ts.tv_sec;
+    }
+    return v;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ------------------------------------------------------------------ random numbers */
+
+static uint64_t splitmix(uint64_t *s) {
+    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+typedef struct { uint64_t s; } rng;
+static uint64_t rnext(rng *R) { return splitmix(&R->s); }
+static int rnd(rng *R, int n) { return n <= 1 ? 0 : (int)(rnext(R) % (uint64_t)n); }
+static bool chance(rng *R, int percent) { return rnd(R, 100) < percent; }
+#define PICK(R, arr) ((arr)[rnd(R, (int)(sizeof(arr) / sizeof((arr)[0])))])
+
+/* ------------------------------------------------------------------ kernels */
+
+#define MAXN 64        /* nodes of one expression */
+#define MAXA 3         /* integer index arguments a0..a2 */
+#define NRUNS 3        /* argument sets: d16, eq1, arbitrary */
+#define MAX_SPAN (1 << 18) /* elements of x and y */
+#define GUARD 1024     /* bytes of 0xFF before and after every device buffer */
+
+typedef enum { N_PID, N_AR0, N_AR1, N_ARG, N_CONST, N_BIN, N_MULTIPLE_OF, N_MAX_CONTIG, N_ALIGNED } nkind;
+typedef enum { B_ADD, B_SUB, B_MUL, B_DIV, B_REM, B_SHL, B_SHR, B_AND, B_OR, B_MIN, B_MAX } bop;
+static const char *const bop_text[] = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "minimum", "maximum"};
+
+/* One node; children by index into the kernel's pool (so a kernel copies by
+ * value, which the shrinker relies on). N_ALIGNED is Triton's idiom
+ * max_contiguous(multiple_of(x, c), c) (1-D only: on 2-D values multiple_of
+ * also speaks about the other dim). */
+typedef struct {
+    uint8_t kind, op;
+    bool wide;         /* N_PID/N_AR*: the i64 copy (pidw, rw) */
+    int8_t arg;        /* N_ARG */
+    int16_t l, r;      /* N_BIN: both; hints: l */
+    int64_t c;         /* N_CONST value; hints: the hint's constant */
+} node;
+
+enum { MK_N = 1, MK_AR = 2, MK_E = 4 }; /* mask terms: lin < n, r < c, e < c (or e >= c) */
+
+static const struct { const char *name; int size; } elems[] = {{"i8", 1}, {"i16", 2}, {"i32", 4}, {"i64", 8}};
+
+typedef struct {
+    int rank, b0, b1, grid; /* block [b0] or [b0, b1]; grid programs along axis 0 */
+    int elem;               /* index into elems: the type of x, y, out */
+    int nargs;
+    bool arg_wide[MAXA];    /* i64 argument */
+    int nruns;
+    int64_t argv[NRUNS][MAXA];
+    int mask;               /* MK_* bits */
+    int mask_ar_dim;        /* MK_AR on 2-D: which arange (0: r0, 1: r1) */
+    int64_t mask_ar_c, mask_e_c;
+    bool mask_e_ge;
+    int64_t n[NRUNS];       /* MK_N: n per run */
+    int ptr_form;           /* 0: x + OFF + e, 1: x + (e + OFF), 2: (x + e) + OFF */
+    int extra_off;          /* OFF = extra_off - lo(EXPR) */
+    int nn, root;
+    node n_[MAXN];
+} kspec;
+
+/* What prepare() derives from a kspec. */
+typedef struct {
+    int64_t lo, hi, off, span; /* EXPR in [lo, hi]; x and y hold span elements */
+    int64_t total;             /* elements of out */
+} kderived;
+
+static int elems_per_program(const kspec *K) { return K->rank == 1 ? K->b0 : K->b0 * K->b1; }
+
+/* ---- printing ---- */
+
+typedef struct {
+    char *s;
+    size_t len, cap;
+} sbuf;
+static void sb_printf(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    for (;;) {
+        va_start(ap, fmt);
+        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+        va_end(ap);
+        if (n < 0) return;
+        if (b->s && b->len + (size_t)n < b->cap) {
+            b->len += (size_t)n;
+            return;
+        }
+        size_t cap = b->cap ? b->cap * 2 : 256;
+        while (cap < b->len + (size_t)n + 1) cap *= 2;
+        char *s = realloc(b->s, cap);
+        if (!s) return;
+        b->s = s, b->cap = cap;
+    }
+}
+
+static void print_const(sbuf *b, int64_t c) {
+    if (c < 0) sb_printf(b, "(%lld)", (long long)c);
+    else sb_printf(b, "%lld", (long long)c);
+}
+
+static void print_expr(sbuf *b, const kspec *K, int i) {
+    const node *n = &K->n_[i];
+    switch (n->kind) {
+    case N_PID: sb_printf(b, n->wide ? "pidw" : "pid"); break;
+    case N_AR0:
+        if (K->rank == 1) sb_printf(b, n->wide ? "rw" : "r");
+        else sb_printf(b, n->wide ? "r0w[:, None]" : "r0[:, None]");
+        break;
+    case N_AR1: sb_printf(b, n->wide ? "r1w[None, :]" : "r1[None, :]"); break;
+    case N_ARG: sb_printf(b, "a%d", n->arg); break;
+    case N_CONST: print_const(b, n->c); break;
+    case N_BIN:
+        if (n->op == B_MIN || n->op == B_MAX) {
+            sb_printf(b, "%s(", bop_text[n->op]);
+            print_expr(b, K, n->l);
+            sb_printf(b, ", ");
+            print_expr(b, K, n->r);
+            sb_printf(b, ")");
+        } else {
+            sb_printf(b, "(");
+            print_expr(b, K, n->l);
+            sb_printf(b, " %s ", bop_text[n->op]);
+            print_expr(b, K, n->r);
+            sb_printf(b, ")");
+        }
+        break;
+    case N_MULTIPLE_OF:
+    case N_MAX_CONTIG:
+        sb_printf(b, "%s(", n->kind == N_MULTIPLE_OF ? "multiple_of" : "max_contiguous");
+        print_expr(b, K, n->l);
+        sb_printf(b, ", %lld)", (long long)n->c);
+        break;
+    case N_ALIGNED:
+        sb_printf(b, "max_contiguous(multiple_of(");
+        print_expr(b, K, n->l);
+        sb_printf(b, ", %lld), %lld)", (long long)n->c, (long long)n->c);
+        break;
+    }
+}
+
+/* The kernel's source text (malloc'd). */
+static char *kernel_source(const kspec *K, const kderived *D) {
+    sbuf b = {0};
+    const char *T = elems[K->elem].name;
+    sb_printf(&b, "kernel idx(x: *%s, y: *%s, out: *%s", T, T, T);
+    for (int a = 0; a < K->nargs; a++) sb_printf(&b, ", a%d: %s", a, K->arg_wide[a] ? "i64" : "i32");
+    if (K->mask & MK_N) sb_printf(&b, ", n: i32");
+    sb_printf(&b, ") {\n    let pid = program_id(0);\n    let pidw = pid as i64;\n");
+    if (K->rank == 1) {
+        sb_printf(&b, "    let r = arange(0, %d);\n    let rw = r as i64;\n", K->b0);
+        sb_printf(&b, "    let lin = pid * %d + r;\n", K->b0);
+    } else {
+        sb_printf(&b, "    let r0 = arange(0, %d);\n    let r1 = arange(0, %d);\n", K->b0, K->b1);
+        sb_printf(&b, "    let r0w = r0 as i64;\n    let r1w = r1 as i64;\n");
+        sb_printf(&b, "    let lin = (pid * %d + r0)[:, None] * %d + r1[None, :];\n", K->b0, K->b1);
+    }
+    sb_printf(&b, "    let e = broadcast_to(");
+    print_expr(&b, K, K->root);
+    if (K->rank == 1) sb_printf(&b, ", [%d]);\n", K->b0);
+    else sb_printf(&b, ", [%d, %d]);\n", K->b0, K->b1);
+    const char *msk = "";
+    if (K->mask) {
+        msk = ", m";
+        sb_printf(&b, "    let m = ");
+        const char *sep = "";
+        if (K->mask & MK_N) sb_printf(&b, "(lin < n)"), sep = " & ";
+        if (K->mask & MK_AR) {
+            const char *rv = K->rank == 1 ? "r" : K->mask_ar_dim ? "r1[None, :]" : "r0[:, None]";
+            sb_printf(&b, "%s(%s < %lld)", sep, rv, (long long)K->mask_ar_c), sep = " & ";
+        }
+        if (K->mask & MK_E) {
+            sb_printf(&b, "%s(e %s ", sep, K->mask_e_ge ? ">=" : "<");
+            print_const(&b, K->mask_e_c);
+            sb_printf(&b, ")");
+        }
+        sb_printf(&b, ";\n");
+    }
+    char off[32];
+    snprintf(off, sizeof off, D->off < 0 ? "(%lld)" : "%lld", (long long)D->off);
+    const char *fx = K->ptr_form == 0 ? "x + %s + e" : K->ptr_form == 1 ? "x + (e + %s)" : "(x + e) + %s";
+    const char *fy = K->ptr_form == 0 ? "y + %s + e" : K->ptr_form == 1 ? "y + (e + %s)" : "(y + e) + %s";
+    char px[64], py[64];
+    snprintf(px, sizeof px, fx, off);
+    snprintf(py, sizeof py, fy, off);
+    sb_printf(&b, "    store(out + lin, load(%s%s)%s);\n", px, msk, msk);
+    sb_printf(&b, "    store(%s, (e * 3 + 1) as %s%s);\n}\n", py, T, msk);
+    return b.s;
+}
+
+/* ---- interval arithmetic ---- */
+
+typedef struct {
+    int64_t lo, hi;
+    bool wide;   /* the node's type is i64 (literals adopt the other operand's type) */
+    bool lit;    /* a literal (weakly typed) */
+    int shape;   /* bit 0: varies along dim 0 (1-D: the block), bit 1: along dim 1 */
+} ival;
+
+static int64_t fdiv(int64_t a, int64_t b) { /* floor division, b > 0 */
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+static int64_t min2(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max2(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t arg_lo(const kspec *K, int a) {
+    int64_t v = K->argv[0][a];
+    for (int r = 1; r < K->nruns; r++) v = min2(v, K->argv[r][a]);
+    return v;
+}
+static int64_t arg_hi(const kspec *K, int a) {
+    int64_t v = K->argv[0][a];
+    for (int r = 1; r < K->nruns; r++) v = max2(v, K->argv[r][a]);
+    return v;
+}
+
+/* The bound every node keeps to: far from its type's overflow, so that the
+ * interval arithmetic below (in int64) is exact and wrapping never happens. */
+#define BOUND32 ((int64_t)1 << 30)
+#define BOUND64 ((int64_t)1 << 40)
+
+/* Interval of node i over every launch; false if it may leave its bound or is
+ * not a valid expression (a divisor that may be 0, a shift out of range). */
+static bool interval(const kspec *K, int i, ival *o) {
+    const node *n = &K->n_[i];
+    memset(o, 0, sizeof *o);
+    switch (n->kind) {
+    case N_PID: o->lo = 0, o->hi = K->grid - 1, o->wide = n->wide; return true;
+    case N_AR0: o->lo = 0, o->hi = K->b0 - 1, o->wide = n->wide, o->shape = 1; return true;
+    case N_AR1: o->lo = 0, o->hi = K->b1 - 1, o->wide = n->wide, o->shape = 2; return K->rank == 2;
+    case N_ARG:
+        if (n->arg >= K->nargs) return false;
+        o->lo = arg_lo(K, n->arg), o->hi = arg_hi(K, n->arg), o->wide = K->arg_wide[n->arg];
+        return true;
+    case N_CONST: o->lo = o->hi = n->c, o->lit = true; return n->c > -BOUND32 && n->c < BOUND32;
+    case N_MULTIPLE_OF:
+    case N_MAX_CONTIG:
+    case N_ALIGNED: return n->c >= 1 && interval(K, n->l, o) && (o->lit = false, true);
+    case N_BIN: break;
+    default: return false;
+    }
+    ival x, y;
+    if (!interval(K, n->l, &x) || !interval(K, n->r, &y)) return false;
+    o->wide = x.wide || y.wide;
+    o->lit = x.lit && y.lit;
+    o->shape = x.shape | y.shape;
+    int64_t c = y.lo; /* the constant right operand of / % << >> & | */
+    bool yconst = y.lo == y.hi;
+    switch (n->op) {
+    case B_ADD: o->lo = x.lo + y.lo, o->hi = x.hi + y.hi; break;
+    case B_SUB: o->lo = x.lo - y.hi, o->hi = x.hi - y.lo; break;
+    case B_MUL: {
+        int64_t p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+        o->lo = min2(min2(p[0], p[1]), min2(p[2], p[3]));
+        o->hi = max2(max2(p[0], p[1]), max2(p[2], p[3]));
+        break;
+    }
+    case B_DIV: /* truncating division is monotonic in the dividend for a fixed divisor */
+        if (y.lo <= 0 && y.hi >= 0) return false;
+        {
+            int64_t p[4] = {x.lo / y.lo, x.lo / y.hi, x.hi / y.lo, x.hi / y.hi};
+            o->lo = min2(min2(p[0], p[1]), min2(p[2], p[3]));
+            o->hi = max2(max2(p[0], p[1]), max2(p[2], p[3]));
+        }
+        break;
+    case B_REM: { /* the dividend's sign, |r| < |divisor| */
+        if (y.lo <= 0 && y.hi >= 0) return false;
+        int64_t m = max2(y.hi < 0 ? -y.lo : y.hi, y.lo < 0 ? -y.lo : y.lo) - 1;
+        o->lo = x.lo >= 0 ? 0 : max2(x.lo, -m);
+        o->hi = x.hi <= 0 ? 0 : min2(x.hi, m);
+        break;
+    }
+    case B_SHL:
+        if (!yconst || c < 0 || c > 8) return false;
+        o->lo = x.lo * ((int64_t)1 << c), o->hi = x.hi * ((int64_t)1 << c);
+        break;
+    case B_SHR: /* arithmetic: floor division by 2^c */
+        if (!yconst || c < 0 || c > 8) return false;
+        o->lo = fdiv(x.lo, (int64_t)1 << c), o->hi = fdiv(x.hi, (int64_t)1 << c);
+        break;
+    case B_AND:
+        if (!yconst) return false;
+        /* c >= 0: 0 <= x & c <= c (and <= x when x >= 0); c < 0 clears the
+         * low bits ~c: x - ~c <= x & c <= x */
+        if (c >= 0) o->lo = 0, o->hi = x.lo >= 0 ? min2(c, x.hi) : c;
+        else o->lo = x.lo - ~c, o->hi = x.hi;
+        break;
+    case B_OR:
+        if (!yconst) return false;
+        /* c >= 0: x <= x | c <= x + c; c < 0: c <= x | c <= -1 */
+        if (c >= 0) o->lo = x.lo, o->hi = x.hi + c;
+        else o->lo = c, o->hi = -1;
+        break;
+    case B_MIN: o->lo = min2(x.lo, y.lo), o->hi = min2(x.hi, y.hi); break;
+    case B_MAX: o->lo = max2(x.lo, y.lo), o->hi = max2(x.hi, y.hi); break;
+    default: return false;
+    }
+    int64_t bound = o->wide ? BOUND64 : BOUND32;
+    return o->lo > -bound && o->hi < bound && x.lo > -bound && x.hi < bound;
+}
+
+/* ---- exact evaluation (for hints and the report) ---- */
+
+typedef struct {
+    int run, pid, i0, i1;
+} point;
+
+static int64_t eval(const kspec *K, int i, const point *p) {
+    const node *n = &K->n_[i];
+    switch (n->kind) {
+    case N_PID: return p->pid;
+    case N_AR0: return p->i0;
+    case N_AR1: return p->i1;
+    case N_ARG: return K->argv[p->run][n->arg];
+    case N_CONST: return n->c;
+    case N_MULTIPLE_OF:
+    case N_MAX_CONTIG:
+    case N_ALIGNED: return eval(K, n->l, p);
+    default: break;
+    }
+    int64_t x = eval(K, n->l, p), y = eval(K, n->r, p);
+    switch (n->op) {
+    case B_ADD: return x + y;
+    case B_SUB: return x - y;
+    case B_MUL: return x * y;
+    case B_DIV: return y ? x / y : 0;
+    case B_REM: return y ? x % y : 0;
+    case B_SHL: return x * ((int64_t)1 << (y & 31));
+    case B_SHR: return fdiv(x, (int64_t)1 << (y & 31));
+    case B_AND: return x & y;
+    case B_OR: return x | y;
+    case B_MIN: return min2(x, y);
+    case B_MAX: return max2(x, y);
+    }
+    return 0;
+}
+
+/* Every point of every launch, in order (i1 fastest). */
+static bool next_point(const kspec *K, point *p) {
+    int n1 = K->rank == 2 ? K->b1 : 1;
+    if (++p->i1 < n1) return true;
+    p->i1 = 0;
+    if (++p->i0 < K->b0) return true;
+    p->i0 = 0;
+    if (++p->pid < K->grid) return true;
+    p->pid = 0;
+    return ++p->run < K->nruns;
+}
+
+static int64_t gcd64(int64_t a, int64_t b) {
+    if (a < 0) a = -a;
+    if (b < 0) b = -b;
+    while (b) {
+        int64_t t = a % b;
+        a = b, b = t;
+    }
+    return a;
+}
+
+/* Facts about node i that hints may state, from its values over every
+ * launch: the gcd of all values (0 if all are 0), the largest power of two c
+ * (<= the last dim) such that the values come in aligned runs of c
+ * consecutive integers along the last dim, and the largest such c whose runs
+ * also start at multiples of c. */
+typedef struct {
+    int64_t gcd, contig, aligned;
+} facts;
+
+static facts node_facts(const kspec *K, int i) {
+    int last = K->rank == 1 ? K->b0 : K->b1;
+    facts f = {0, last, last};
+    point p = {0, 0, 0, 0};
+    int64_t prev = 0;
+    do {
+        int64_t v = eval(K, i, &p);
+        f.gcd = gcd64(f.gcd, v);
+        int li = K->rank == 1 ? p.i0 : p.i1;
+        /* a break at li (not a run of consecutive values) limits runs to the pow2 part of li */
+        if (li > 0 && v != prev + 1) {
+            int64_t c = li & -li;
+            if (c < f.contig) f.contig = c;
+        }
+        if (li % f.aligned == 0)
+            while (f.aligned > 1 && (v % f.aligned != 0 || li % f.aligned != 0)) f.aligned /= 2;
+        prev = v;
+    } while (next_point(K, &p));
+    if (f.aligned > f.contig) f.aligned = f.contig;
+    /* the starts of the (shorter) runs must still be multiples: re-check */
+    while (f.aligned > 1) {
+        point q = {0, 0, 0, 0};
+        bool ok = true;
+        do {
+            int li = K->rank == 1 ? q.i0 : q.i1;
+            if (li % f.aligned == 0 && eval(K, i, &q) % f.aligned != 0) ok = false;
+        } while (ok && next_point(K, &q));
+        if (ok) break;
+        f.aligned /= 2;
+    }
+    return f;
+}
+
+/* Whether every hint in the tree is true. */
+static bool hints_true(const kspec *K, int i) {
+    const node *n = &K->n_[i];
+    switch (n->kind) {
+    case N_BIN: return hints_true(K, n->l) && hints_true(K, n->r);
+    case N_MULTIPLE_OF:
+    case N_MAX_CONTIG:
+    case N_ALIGNED: {
+        if (!hints_true(K, n->l)) return false;
+        ival v;
+        if (!interval(K, n->l, &v) || v.lit) return false; /* hints take typed values, not literals */
+        int lastbit = K->rank == 1 ? 1 : 2;
+        if (n->kind != N_MULTIPLE_OF && !(v.shape & lastbit)) return false; /* only on values along the last dim */
+        if (n->kind == N_ALIGNED && K->rank != 1) return false;
+        facts f = node_facts(K, n->l);
+        if (n->kind == N_MULTIPLE_OF) return f.gcd % n->c == 0;
+        if (n->kind == N_MAX_CONTIG) return f.contig % n->c == 0;
+        return f.aligned % n->c == 0;
+    }
+    default: return true;
+    }
+}
+
+/* Everything a kspec implies, or false if it is not a valid test (the
+ * generator and the shrinker then try something else). */
+static bool prepare(const kspec *K, kderived *D) {
+    ival v;
+    if (K->root < 0 || K->root >= K->nn || !interval(K, K->root, &v)) return false;
+    D->lo = v.lo, D->hi = v.hi;
+    D->off = K->extra_off - v.lo;
+    D->span = D->off + v.hi + 1;
+    D->total = (int64_t)K->grid * elems_per_program(K);
+    if (D->span > MAX_SPAN || D->span < 1) return false;
+    if ((K->mask & MK_E) && (K->mask_e_c < -BOUND32 || K->mask_e_c > BOUND32)) return false;
+    /* e * 3 + 1 in the expression's type: keep it from wrapping */
+    if (!v.wide && (v.lo < -(BOUND32 / 2) || v.hi > BOUND32 / 2)) return false;
+    return hints_true(K, K->root);
+}
+
+/* ---- generation ---- */
+
+static int add_node(kspec *K, node n) {
+    if (K->nn >= MAXN) return -1;
+    K->n_[K->nn] = n;
+    return K->nn++;
+}
+static int leaf(kspec *K, nkind k, int64_t c) { return add_node(K, (node){.kind = (uint8_t)k, .c = c}); }
+static int bin(kspec *K, bop op, int l, int r) {
+    if (l < 0 || r < 0) return -1;
+    return add_node(K, (node){.kind = N_BIN, .op = (uint8_t)op, .l = (int16_t)l, .r = (int16_t)r});
+}
+
+static const int64_t small_consts[] = {0, 1, 2, 3, 4, 5, 7, 8, 12, 16, 31, 32, 64, 100, -1, -2, -3, -4, -7, -8, -16, -33};
+static const int64_t divisors[] = {2, 3, 4, 5, 7, 8, 12, 16, 32, 64, 100, -2, -3, -4, -8, -16};
+static const int64_t and_masks[] = {1, 3, 7, 12, 15, 16, 31, 48, 63, 255, -2, -4, -16, -64};
+static const int64_t or_masks[] = {1, 2, 3, 7, 8, 15, 16, -16, -4};
+
+static int gen_leaf(rng *R, kspec *K, bool idx64) {
+    int k = rnd(R, 12);
+    node n = {0};
+    if (k < 4) n.kind = K->rank == 2 && rnd(R, 2) ? N_AR1 : N_AR0;
+    else if (k < 6) n.kind = N_PID;
+    else if (k < 8 && K->nargs) n.kind = N_ARG, n.arg = (int8_t)rnd(R, K->nargs);
+    else if (k < 10) { /* Triton's offsets: pid * B + arange, along the last dim */
+        node pid = {.kind = N_PID, .wide = idx64 && chance(R, 70)};
+        node ar = {.kind = (uint8_t)(K->rank == 2 ? N_AR1 : N_AR0), .wide = idx64 && chance(R, 50)};
+        int blk = K->rank == 2 ? K->b1 : K->b0;
+        int64_t scale = rnd(R, 4) == 0 ? PICK(R, small_consts) : blk;
+        return bin(K, B_ADD, bin(K, B_MUL, add_node(K, pid), leaf(K, N_CONST, scale)), add_node(K, ar));
+    } else n.kind = N_CONST, n.c = PICK(R, small_consts);
+    if ((n.kind == N_PID || n.kind == N_AR0 || n.kind == N_AR1) && idx64) n.wide = chance(R, 70);
+    return add_node(K, n);
+}
+
+static int gen_expr(rng *R, kspec *K, int depth, bool idx64) {
+    if (depth <= 0 || chance(R, 20)) return gen_leaf(R, K, idx64);
+    bop op = (bop)rnd(R, B_MAX + 1);
+    int l = gen_expr(R, K, depth - 1, idx64), r;
+    switch (op) {
+    case B_DIV:
+    case B_REM: {
+        /* a nonzero divisor: a constant, or an argument (never 0 in any run) */
+        if (K->nargs && chance(R, 25)) {
+            node a = {.kind = N_ARG, .arg = (int8_t)rnd(R, K->nargs)};
+            r = add_node(K, a);
+        } else r = leaf(K, N_CONST, PICK(R, divisors));
+        break;
+    }
+    case B_SHL:
+    case B_SHR: r = leaf(K, N_CONST, rnd(R, 6)); break;
+    case B_AND: r = leaf(K, N_CONST, PICK(R, and_masks)); break;
+    case B_OR: r = leaf(K, N_CONST, PICK(R, or_masks)); break;
+    case B_MUL: /* keep products small: one side a leaf */
+        r = chance(R, 60) ? leaf(K, N_CONST, PICK(R, small_consts)) : gen_leaf(R, K, idx64);
+        break;
+    default: r = gen_expr(R, K, depth - 1, idx64); break;
+    }
+    int b = bin(K, op, l, r);
+    if (b < 0) return l;
+    if (chance(R, 12)) { /* a hint, kept only if it is true */
+        facts f = node_facts(K, b);
+        int lastbit = K->rank == 1 ? 1 : 2;
+        ival v;
+        if (!interval(K, b, &v) || v.lit) return b;
+        int which = rnd(R, 3);
+        node h = {.l = (int16_t)b};
+        if (which == 0 && f.gcd != 1) {
+            int64_t g = f.gcd ? f.gcd : 16;
+            h.kind = N_MULTIPLE_OF;
+            h.c = rnd(R, 2) ? g : (g & -g);
+            if (h.c > (1 << 20)) h.c = 1 << 20;
+            if (g % h.c != 0) return b;
+        } else if (which == 1 && f.contig >= 2 && (v.shape & lastbit)) {
+            h.kind = N_MAX_CONTIG;
+            h.c = f.contig >> rnd(R, 2);
+        } else if (which == 2 && K->rank == 1 && f.aligned >= 2 && (v.shape & lastbit)) {
+            h.kind = N_ALIGNED;
+            h.c = f.aligned >> rnd(R, 2);
+        } else return b;
+        if (h.c < 1) return b;
+        int hi = add_node(K, h);
+        return hi < 0 ? b : hi;
+    }
+    return b;
+}
+
+static int64_t arbitrary_value(rng *R) {
+    for (;;) {
+        int64_t v = rnd(R, 81) - 40;
+        if (v != 0 && v != 1 && v % 16 != 0) return v;
+    }
+}
+static int64_t d16_value(rng *R) {
+    int k = rnd(R, 7) - 3;
+    return 16 * (k >= 0 ? k + 1 : k);
+}
+
+/* Kernel `index` of the run with seed `seed`. */
+static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
+    uint64_t s = seed ^ ((uint64_t)index * 0xD1B54A32D192ED03ull);
+    rng R = {splitmix(&s)};
+    for (int attempt = 0;; attempt++) {
+        memset(K, 0, sizeof *K);
+        K->rank = chance(&R, 30) ? 2 : 1;
+        if (K->rank == 1) K->b0 = 16 << rnd(&R, 7); /* 16 .. 1024 */
+        else {
+            K->b0 = 1 << (1 + rnd(&R, 4));  /* 2 .. 16 */
+            K->b1 = 16 << rnd(&R, 3);       /* 16 .. 64 */
+        }
+        K->grid = 1 + rnd(&R, elems_per_program(K) >= 512 ? 3 : 6);
+        static const int elem_w[] = {0, 1, 1, 2, 2, 2, 2, 3};
+        K->elem = PICK(&R, elem_w);
+        bool idx64 = chance(&R, 35);
+        K->nargs = rnd(&R, MAXA + 1);
+        for (int a = 0; a < K->nargs; a++) K->arg_wide[a] = idx64 && chance(&R, 70);
+        K->mask = 0;
+        if (chance(&R, 30)) K->mask |= MK_N;
+        if (chance(&R, 20)) K->mask |= MK_AR;
+        if (chance(&R, 25)) K->mask |= MK_E;
+        K->nruns = K->nargs || (K->mask & MK_N) ? NRUNS : 1;
+        int total = K->grid * elems_per_program(K);
+        for (int r = 0; r < K->nruns; r++) {
+            bool any_eq1 = false;
+            for (int a = 0; a < K->nargs; a++) {
+                int64_t v = r == 0 ? d16_value(&R) : r == 2 ? arbitrary_value(&R) : 0;
+                if (r == 1) {
+                    bool one = chance(&R, 60) || (a == K->nargs - 1 && !any_eq1);
+                    v = one ? 1 : chance(&R, 50) ? d16_value(&R) : arbitrary_value(&R);
+                    any_eq1 |= one;
+                }
+                K->argv[r][a] = v;
+            }
+            K->n[r] = r == 0 ? 16 * rnd(&R, total / 16 + 1) : 1 + rnd(&R, total + 16);
+        }
+        K->mask_ar_dim = K->rank == 2 ? rnd(&R, 2) : 0;
+        K->mask_ar_c = rnd(&R, (K->rank == 1 || K->mask_ar_dim ? K->rank == 1 ? K->b0 : K->b1 : K->b0) + 1);
+        K->mask_e_ge = chance(&R, 50);
+        K->ptr_form = rnd(&R, 3);
+        K->extra_off = chance(&R, 50) ? 0 : rnd(&R, 40);
+        K->root = gen_expr(&R, K, 1 + rnd(&R, 4), idx64);
+        if (K->root < 0) continue;
+        ival v;
+        bool ok = interval(K, K->root, &v);
+        /* too wide a range for the buffers: fold it with a remainder */
+        if (ok && v.hi - v.lo + 40 > MAX_SPAN / 2) {
+            int c = leaf(K, N_CONST, 17 + rnd(&R, 4080));
+            int b = c < 0 ? -1 : bin(K, chance(&R, 50) ? B_REM : B_AND, K->root, c);
+            if (b >= 0) K->root = b;
+            ok = interval(K, K->root, &v);
+        }
+        if (ok) K->mask_e_c = v.lo + rnd(&R, (int)min2(v.hi - v.lo + 1, 1 << 20) + 1);
+        if (ok && prepare(K, D)) return;
+        if (attempt > 200) { /* give up on fancy: the plain offsets */
+            memset(K, 0, sizeof *K);
+            K->rank = 1, K->b0 = 64, K->grid = 2, K->elem = 2, K->nruns = 1;
+            K->root = bin(K, B_ADD, bin(K, B_MUL, leaf(K, N_PID, 0), leaf(K, N_CONST, 64)), leaf(K, N_AR0, 0));
+            prepare(K, D);
+            return;
+        }
+    }
+}
+
+/* ------------------------------------------------------------------ running */
+
+typedef struct {
+    bool cpu, ptx, shrink, verbose, perturb;
+    int ordinal, count, only;
+    uint64_t seed;
+    const char *keep;
+    double max_seconds;
+} options;
+
+static blkrt_device *dev;
+static blkrt_device_info dinfo;
+static bool device_lost;
+
+/* The arch blk compiles for on this device: its own, or BLK_GPU_ARCH (as
+ * gpu_check.c: sm_80 PTX runs on sm_90 GPUs). */
+static const char *backend_arch(const char *arch) {
+    const char *force = getenv("BLK_GPU_ARCH");
+    if (force && *force) return force;
+    int sm = 0;
+    if (sscanf(arch, "sm_%d", &sm) != 1) return NULL;
+    if (sm == 90) return "sm_90a";
+    if (sm > 90) return "sm_90";
+    if (sm >= 80) return "sm_80";
+    return NULL;
+}
+
+/* What went wrong with a kernel; the shrinker keeps a candidate only if it
+ * fails in the same class. */
+typedef enum { F_NONE, F_COMPILE, F_REFERENCE, F_LAUNCH, F_MISMATCH } fclass;
+static const char *const fclass_name[] = {"ok", "compile error", "reference (interpreter) error", "launch error",
+                                          "mismatch"};
+
+typedef struct {
+    fclass cls;
+    char msg[2048];
+    int vector_accesses; /* ld/st.global.v* in the PTX (GPU, --ptx) */
+    int entries[3];      /* launches predicted on d16 / eq1 / fallback entries */
+} outcome;
+
+static void fail_msg(outcome *O, fclass c, const char *fmt, ...) {
+    if (O->cls != F_NONE) return; /* keep the first */
+    O->cls = c;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(O->msg, sizeof O->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* x[i]: distinct-looking values, so a load from a wrong address shows. */
+static void put_elem(unsigned char *p, int size, int64_t v) {
+    for (int k = 0; k < size; k++) p[k] = (unsigned char)((uint64_t)v >> (8 * k));
+}
+static int64_t get_elem(const unsigned char *p, int size) {
+    uint64_t u = 0;
+    for (int k = 0; k < size; k++) u |= (uint64_t)p[k] << (8 * k);
+    if (size < 8 && (u >> (8 * size - 1)) & 1) u |= ~(uint64_t)0 << (8 * size); /* sign-extend */
+    return (int64_t)u;
+}
+static int64_t x_value(int64_t i) { return (int64_t)((uint64_t)(i + 1) * 0x9E3779B97F4A7C15ull >> 17); }
+
+/* The launch key of run r: "x=d16,...,a0=eq1" (aligned pointers d16,
+ * integers eq1 when 1, d16 when a multiple of 16), and whether it has eq1. */
+static bool run_key(const kspec *K, int r, char *key, size_t n) {
+    bool eq1 = false;
+    snprintf(key, n, "x=d16,y=d16,out=d16");
+    for (int a = 0; a < K->nargs; a++) {
+        int64_t v = K->argv[r][a];
+        const char *c = v == 1 ? "eq1" : v % 16 == 0 ? "d16" : NULL;
+        eq1 |= v == 1;
+        size_t l = strlen(key);
+        if (c) snprintf(key + l, n - l, ",a%d=%s", a, c);
+    }
+    if (K->mask & MK_N && K->n[r] % 16 == 0) {
+        size_t l = strlen(key);
+        snprintf(key + l, n - l, ",n=%s", K->n[r] == 1 ? "eq1" : "d16");
+    }
+    if (K->mask & MK_N && K->n[r] == 1) {
+        size_t l = strlen(key);
+        snprintf(key + l, n - l, ",n=eq1");
+        eq1 = true;
+    }
+    return eq1;
+}
+
+/* Entries of the PTX (blk-meta lines) and which one the runtime takes for
+ * given arguments: the first whose assumptions hold (docs/runtime.md). */
+#define MAX_ENTRIES 8
+typedef struct {
+    int n;
+    char spec[MAX_ENTRIES][MAXA + 4][4]; /* per parameter: "d16", "eq1", "-" (first letter used) */
+    int kind[MAX_ENTRIES];               /* 0 d16, 1 eq1, 2 fallback */
+} entries;
+
+static void parse_entries(const char *ptx, entries *E) {
+    memset(E, 0, sizeof *E);
+    for (const char *l = strstr(ptx, "// blk-meta v1"); l && E->n < MAX_ENTRIES; l = strstr(l + 1, "// blk-meta v1")) {
+        const char *sp = strstr(l, " spec=");
+        const char *eol = strchr(l, '\n');
+        if (!sp || (eol && sp > eol)) continue;
+        sp += 6;
+        int p = 0, kind = 2;
+        while (*sp && *sp != ' ' && *sp != '\n' && p < MAXA + 4) {
+            const char *colon = strchr(sp, ':');
+            if (!colon) break;
+            E->spec[E->n][p][0] = colon[1];
+            if (colon[1] == 'e') kind = 1;
+            else if (colon[1] == 'd' && kind == 2) kind = 0;
+            p++;
+            sp = colon + 1;
+            while (*sp && *sp != ',' && *sp != ' ' && *sp != '\n') sp++;
+            if (*sp == ',') sp++;
+        }
+        E->kind[E->n++] = kind;
+    }
+}
+static int predict_entry(const entries *E, const blkrt_arg *args, int nargs) {
+    for (int v = 0; v < E->n; v++) {
+        bool ok = true;
+        for (int i = 0; i < nargs && ok; i++) {
+            char c = E->spec[v][i][0];
+            if (c == 'd')
+                ok = args[i].kind == BLKRT_ARG_PTR ? args[i].v.ptr % 16 == 0 : args[i].v.i % 16 == 0;
+            else if (c == 'e') ok = args[i].kind == BLKRT_ARG_INT && args[i].v.i == 1;
+        }
+        if (ok) return v;
+    }
+    return -1;
+}
+
+/* The reference of run r: the interpreter on buffers of exactly their size;
+ * y and out start as 0xFF (poison). bufs[0..2] = x, y, out. */
+static bool reference(blkc_ctx *c, const kspec *K, const kderived *D, int r, unsigned char *bufs[3], outcome *O) {
+    int es = elems[K->elem].size;
+    size_t bytes[3] = {(size_t)D->span * es, (size_t)D->span * es, (size_t)D->total * es};
+    for (int b = 0; b < 3; b++) {
+        bufs[b] = malloc(bytes[b]);
+        if (!bufs[b]) {
+            fail_msg(O, F_REFERENCE, "out of memory");
+            return false;
+        }
+    }
+    for (int64_t i = 0; i < D->span; i++) put_elem(bufs[0] + i * es, es, x_value(i));
+    memset(bufs[1], 0xFF, bytes[1]);
+    memset(bufs[2], 0xFF, bytes[2]);
+    blk_arg args[3 + MAXA + 1];
+    int na = 0;
+    for (int b = 0; b < 3; b++) args[na++] = BLK_PTR(bufs[b], bytes[b]);
+    for (int a = 0; a < K->nargs; a++) args[na++] = BLK_INT(K->argv[r][a]);
+    if (K->mask & MK_N) args[na++] = BLK_INT(K->n[r]);
+    unsigned grid[3] = {(unsigned)K->grid, 1, 1};
+    size_t before = strlen(blkc_diagnostics(c));
+    if (blkc_interp_run(c, "idx", grid, args, na, NULL) != BLK_OK) {
+        /* an access outside the buffers: the interval arithmetic is wrong */
+        fail_msg(O, F_REFERENCE, "run %d: the interpreter failed: %s", r, blkc_diagnostics(c) + before);
+        return false;
+    }
+    return true;
+}
+
+/* One launch on the device (offset: every pointer moved by one element),
+ * compared byte for byte with the reference, guards included. */
+static void device_run(const options *o, blkrt_kernel *k, const entries *E, const kspec *K, const kderived *D, int r,
+                       int offset, unsigned char *ref[3], outcome *O) {
+    int es = elems[K->elem].size;
+    size_t bytes[3] = {(size_t)D->span * es, (size_t)D->span * es, (size_t)D->total * es};
+    size_t start = GUARD + (size_t)(offset * es);
+    unsigned char *image[3] = {0}, *back = NULL;
+    blkrt_ptr base[3] = {0};
+    blkrt_arg args[3 + MAXA + 1];
+    int na = 0;
+    blkrt_status st = BLKRT_OK;
+    const char *what = "";
+    for (int b = 0; b < 3 && !st; b++) {
+        size_t total = start + bytes[b] + GUARD;
+        image[b] = malloc(total);
+        if (!image[b]) {
+            fail_msg(O, F_LAUNCH, "out of memory");
+            goto done;
+        }
+        memset(image[b], 0xFF, total);
+        if (b == 0) memcpy(image[b] + start, ref[0], bytes[0]);
+        what = "blkrt_malloc";
+        st = blkrt_malloc(dev, total, &base[b]);
+        if (!st) what = "blkrt_memcpy_htod", st = blkrt_memcpy_htod(dev, base[b], image[b], total);
+        args[na++] = BLKRT_PTR(base[b] + start);
+    }
+    for (int a = 0; a < K->nargs; a++) args[na++] = BLKRT_INT(K->argv[r][a]);
+    if (K->mask & MK_N) args[na++] = BLKRT_INT(K->n[r]);
+    int v = o->cpu ? -1 : predict_entry(E, args, na);
+    const char *ename = o->cpu ? "cpu" : v < 0 ? "none" : E->kind[v] == 0 ? "d16" : E->kind[v] == 1 ? "eq1" : "fallback";
+    if (!o->cpu && v >= 0) O->entries[E->kind[v]]++;
+    uint32_t grid[3] = {(uint32_t)K->grid, 1, 1};
+    if (!st) what = "blkrt_launch", st = blkrt_launch(k, grid, args, na, NULL);
+    if (!st) what = "blkrt_device_synchronize", st = blkrt_device_synchronize(dev);
+    if (st) {
+        fail_msg(O, F_LAUNCH, "run %d %s (%s entry): %s: %s: %s", r, offset ? "offset" : "aligned", ename, what,
+                 blkrt_status_name(st), blkrt_last_error());
+        if (st == BLKRT_ERR_LAUNCH_FAILED || st == BLKRT_ERR_DRIVER) device_lost = !o->cpu;
+        goto done;
+    }
+    static const char *const bname[3] = {"x", "y", "out"};
+    for (int b = 0; b < 3; b++) {
+        size_t total = start + bytes[b] + GUARD;
+        back = malloc(total);
+        if (!back) {
+            fail_msg(O, F_LAUNCH, "out of memory");
+            goto done;
+        }
+        st = blkrt_memcpy_dtoh(dev, back, base[b], total);
+        if (st) {
+            fail_msg(O, F_LAUNCH, "blkrt_memcpy_dtoh: %s", blkrt_last_error());
+            goto done;
+        }
+        if (b > 0) memcpy(image[b] + start, ref[b], bytes[b]); /* what the reference left there */
+        if (o->perturb && b == 2) back[start] ^= 0x40;         /* self-test: out[0] is always compared */
+        if (memcmp(back, image[b], total)) {
+            sbuf s = {0};
+            int shown = 0;
+            long bad = 0;
+            for (size_t q = 0; q < total; q += (size_t)es) {
+                /* guards are compared per element-sized chunk too */
+                if (!memcmp(back + q, image[b] + q, (size_t)es)) continue;
+                bad++;
+                if (shown++ >= 6) continue;
+                int64_t idx = ((int64_t)q - (int64_t)start) / es;
+                if (q < start || q >= start + bytes[b])
+                    sb_printf(&s, "\n      %s guard at element %lld: written", bname[b], (long long)idx);
+                else
+                    sb_printf(&s, "\n      %s[%lld]: got %lld, want %lld%s", bname[b], (long long)idx,
+                              (long long)get_elem(back + q, es), (long long)get_elem(image[b] + q, es),
+                              get_elem(image[b] + q, es) == -1 ? " (poison: not written by the reference)"
+                              : get_elem(back + q, es) == -1 ? " (poison: not written)" : "");
+            }
+            fail_msg(O, F_MISMATCH, "run %d %s (%s entry): %ld element(s) of %s differ:%s", r,
+                     offset ? "offset" : "aligned", ename, bad, bname[b], s.s ? s.s : "");
+            free(s.s);
+        }
+        free(back);
+        back = NULL;
+    }
+done:
+    free(back);
+    for (int b = 0; b < 3; b++) {
+        if (base[b] && !device_lost) blkrt_free(dev, base[b]);
+        free(image[b]);
+    }
+}
+
+/* Compile, run the reference and the device for every run and placement. */
+static void run_kernel(const options *o, const kspec *K, const kderived *D, outcome *O) {
+    memset(O, 0, sizeof *O);
+    char *src = kernel_source(K, D);
+    if (!src) {
+        fail_msg(O, F_COMPILE, "out of memory");
+        return;
+    }
+    blkc_ctx *c = blkc_new();
+    blkrt_module *mod = NULL;
+    blkrt_kernel *k = NULL;
+    entries E = {0};
+    const char *arch = o->cpu ? "sm_90a" : backend_arch(dinfo.arch);
+    if (!arch || blkc_set_arch(c, arch) != BLK_OK) {
+        fail_msg(O, F_COMPILE, "blk does not generate code for %s", dinfo.arch);
+        goto done;
+    }
+    if (blkc_load_source(c, "idx.blk", src, strlen(src)) != BLK_OK || blkc_build(c, "idx") != BLK_OK) {
+        fail_msg(O, F_COMPILE, "blkc: %s", blkc_diagnostics(c));
+        goto done;
+    }
+    if (!o->cpu || o->ptx) {
+        /* an eq1 variant for each launch key that holds one (the defaults are d16 + fallback) */
+        for (int r = 0; r < K->nruns; r++) {
+            char key[256];
+            if (run_key(K, r, key, sizeof key) && blkc_add_variant(c, key) != BLK_OK) {
+                fail_msg(O, F_COMPILE, "variant %s: %s", key, blkc_diagnostics(c));
+                goto done;
+            }
+        }
+        const char *ptx = blkc_emit(c, "ptx");
+        if (!ptx) {
+            fail_msg(O, F_COMPILE, "PTX for %s: %s", arch, blkc_diagnostics(c));
+            goto done;
+        }
+        parse_entries(ptx, &E);
+        for (const char *p = ptx; (p = strstr(p, "ld.global.v")) || (p = NULL, 0); p++) O->vector_accesses++;
+        for (const char *p = ptx; (p = strstr(p, "st.global.v")) || (p = NULL, 0); p++) O->vector_accesses++;
+        if (!o->cpu && blkrt_module_load_ptx(dev, ptx, strlen(ptx), &mod)) {
+            fail_msg(O, F_COMPILE, "loading the PTX: %s", blkrt_last_error());
+            goto done;
+        }
+    }
+    if (o->cpu) {
+        blkrt_source_options so = {.path = "idx.blk", .kernel = "idx", .cache_dir = ""};
+        if (blkrt_module_load_source(dev, src, strlen(src), &so, &mod)) {
+            fail_msg(O, F_COMPILE, "loading on the CPU device: %s", blkrt_last_error());
+            goto done;
+        }
+    }
+    if (blkrt_module_kernel(mod, "idx", &k)) {
+        fail_msg(O, F_COMPILE, "%s", blkrt_last_error());
+        goto done;
+    }
+    for (int r = 0; r < K->nruns && O->cls == F_NONE && !device_lost; r++) {
+        unsigned char *ref[3] = {0};
+        if (reference(c, K, D, r, ref, O)) {
+            device_run(o, k, &E, K, D, r, 0, ref, O);
+            if (r == 0 && !device_lost) device_run(o, k, &E, K, D, r, 1, ref, O);
+        }
+        for (int b = 0; b < 3; b++) free(ref[b]);
+    }
+done:
+    if (mod) blkrt_module_unload(mod);
+    blkc_free(c);
+    free(src);
+}
+
+/* ------------------------------------------------------------------ reporting and shrinking */
+
+static void print_args(const kspec *K, const kderived *D) {
+    printf("  grid [%d, 1, 1]; x, y: %lld elements of %s, out: %lld; e in [%lld, %lld] (interval), OFF %lld\n",
+           K->grid, (long long)D->span, elems[K->elem].name, (long long)D->total, (long long)D->lo,
+           (long long)D->hi, (long long)D->off);
+    for (int r = 0; r < K->nruns; r++) {
+        printf("  run %d:", r);
+        for (int a = 0; a < K->nargs; a++) printf(" a%d=%lld", a, (long long)K->argv[r][a]);
+        if (K->mask & MK_N) printf(" n=%lld", (long long)K->n[r]);
+        char key[256];
+        run_key(K, r, key, sizeof key);
+        printf("   (launch key %s%s)\n", key, r == 0 ? "; also with every pointer moved by one element" : "");
+    }
+}
+
+static void print_kernel(const kspec *K, const kderived *D) {
+    char *src = kernel_source(K, D);
+    printf("%s", src ? src : "(out of memory)\n");
+    free(src);
+    print_args(K, D);
+}
+
+/* Nodes reachable from the root (the shrinker only edits those). */
+static void reachable(const kspec *K, int i, bool *seen) {
+    if (i < 0 || i >= K->nn || seen[i]) return;
+    seen[i] = true;
+    const node *n = &K->n_[i];
+    if (n->kind == N_BIN) reachable(K, n->r, seen);
+    if (n->kind == N_BIN || n->kind >= N_MULTIPLE_OF) reachable(K, n->l, seen);
+}
+
+/* Candidate edit number `which` of K (false when there is no such edit).
+ * Ordered roughly from the biggest simplification to the smallest. */
+static bool shrink_candidate(const kspec *K, int which, kspec *C) {
+    *C = *K;
+    bool seen[MAXN] = {0};
+    reachable(K, K->root, seen);
+    int w = which;
+    /* 1. a node replaced by one of its children, or by a simpler leaf (in
+     * this order; an inner node, an argument or another constant by any:
+     * every step makes progress, so the loop ends) */
+    static const int leaves[][2] = {{N_CONST, 0}, {N_CONST, 1}, {N_AR0, 0}, {N_AR1, 0}, {N_PID, 0}};
+    for (int i = 0; i < K->nn; i++) {
+        if (!seen[i]) continue;
+        const node *n = &K->n_[i];
+        bool inner = n->kind == N_BIN || n->kind >= N_MULTIPLE_OF;
+        if (inner) {
+            if (w-- == 0) { C->n_[i] = K->n_[n->l]; return true; }
+            if (n->kind == N_BIN && w-- == 0) { C->n_[i] = K->n_[n->r]; return true; }
+        }
+        int rank = 5; /* of n among the leaves */
+        for (int l = 0; l < 5; l++)
+            if (n->kind == leaves[l][0] && (n->kind != N_CONST || n->c == leaves[l][1])) rank = l;
+        for (int l = 0; l < rank; l++) {
+            if (w-- == 0) {
+                C->n_[i] = (node){.kind = (uint8_t)leaves[l][0], .c = leaves[l][1]};
+                return true;
+            }
+        }
+    }
+    /* 2. mask terms, the wide types, the element type, the pointer form, the grid, the block */
+    for (int bit = 1; bit <= MK_E; bit <<= 1)
+        if ((K->mask & bit) && w-- == 0) { C->mask &= ~bit; return true; }
+    for (int i = 0; i < K->nn; i++)
+        if (seen[i] && K->n_[i].wide && w-- == 0) { C->n_[i].wide = false; return true; }
+    for (int a = 0; a < K->nargs; a++)
+        if (K->arg_wide[a] && w-- == 0) { C->arg_wide[a] = false; return true; }
+    if (K->elem != 2 && w-- == 0) { C->elem = 2; return true; }
+    if (K->ptr_form != 0 && w-- == 0) { C->ptr_form = 0; return true; }
+    if (K->extra_off != 0 && w-- == 0) { C->extra_off = 0; return true; }
+    if (K->grid > 1 && w-- == 0) { C->grid = 1; return true; }
+    if (K->grid > 2 && w-- == 0) { C->grid = 2; return true; }
+    if (K->rank == 1 && K->b0 > 16 && w-- == 0) { C->b0 /= 2; return true; }
+    if (K->rank == 2 && K->b0 > 2 && w-- == 0) { C->b0 /= 2; return true; }
+    if (K->rank == 2 && K->b1 > 16 && w-- == 0) { C->b1 /= 2; return true; }
+    if (K->nruns > 1 && w-- == 0) { /* keep the failing run only if it is run 0's sets: try one run */
+        C->nruns = 1;
+        return true;
+    }
+    /* 3. constants towards 0 */
+    for (int i = 0; i < K->nn; i++) {
+        const node *n = &K->n_[i];
+        if (!seen[i] || n->kind != N_CONST || n->c == 0 || n->c == 1) continue;
+        if (w-- == 0) { C->n_[i].c = n->c / 2; return true; }
+    }
+    return false;
+}
+
+/* Greedy shrink: take the first candidate that still fails in the same
+ * class, start over; stop when none does (or after `budget` runs). */
+static void shrink(const options *o, kspec *K, kderived *D, outcome *O) {
+    int tries = 0, taken = 0;
+    const int budget = 400;
+    bool progress = true;
+    while (progress && tries < budget && !device_lost) {
+        progress = false;
+        for (int w = 0; tries < budget && !device_lost; w++) {
+            kspec C;
+            kderived CD;
+            if (!shrink_candidate(K, w, &C)) break;
+            if (C.root < 0 || !prepare(&C, &CD)) continue;
+            /* the mask's e-constant must stay inside the (new) range */
+            if ((C.mask & MK_E) && (C.mask_e_c < CD.lo - 1 || C.mask_e_c > CD.hi + 1))
+                C.mask_e_c = CD.lo + (CD.hi - CD.lo) / 2;
+            outcome CO;
+            tries++;
+            run_kernel(o, &C, &CD, &CO);
+            if (CO.cls == O->cls) {
+                *K = C, *D = CD, *O = CO;
+                taken++;
+                progress = true;
+                break;
+            }
+        }
+    }
+    printf("  shrink: %d candidates run, %d taken%s\n", tries, taken, tries >= budget ? " (budget spent)" : "");
+}
+
+static void keep_kernel(const options *o, const kspec *K, const kderived *D, int index, const char *tag) {
+    if (!o->keep) return;
+    mkdir(o->keep, 0777);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/idx_%llu_%d%s.blk", o->keep, (unsigned long long)o->seed, index, tag);
+    FILE *f = fopen(path, "w");
+    if (!f) return;
+    char *src = kernel_source(K, D);
+    fprintf(f, "// index_diff --seed %llu --only %d%s\n", (unsigned long long)o->seed, index,
+            tag[0] ? " (shrunk)" : "");
+    for (int r = 0; r < K->nruns; r++) {
+        fprintf(f, "// run %d: grid %d", r, K->grid);
+        for (int a = 0; a < K->nargs; a++) fprintf(f, " a%d=%lld", a, (long long)K->argv[r][a]);
+        if (K->mask & MK_N) fprintf(f, " n=%lld", (long long)K->n[r]);
+        fprintf(f, "\n");
+    }
+    fputs(src ? src : "", f);
+    free(src);
+    fclose(f);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static int open_device(const options *o) {
+    if (!o->cpu) {
+        int count = 0;
+        blkrt_status st = blkrt_device_count(&count);
+        if (st != BLKRT_OK || count == 0) {
+            printf("skipped: no CUDA driver/GPU (%s)\n", st ? blkrt_last_error() : "the driver reports 0 devices");
+            return 77;
+        }
+        if (o->ordinal >= count) {
+            printf("skipped: no GPU %d (%d visible)\n", o->ordinal, count);
+            return 77;
+        }
+    }
+    if (blkrt_device_open(o->cpu ? BLKRT_DEVICE_CPU : o->ordinal, &dev) || blkrt_device_get_info(dev, &dinfo)) {
+        printf("error: opening the device: %s\n", blkrt_last_error());
+        return 1;
+    }
+    return 0;
+}
+
+static void usage(void) {
+    fprintf(stderr, "usage: index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]\n"
+                    "                  [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]\n");
+}
+
+int main(int argc, char **argv) {
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    options o = {.count = 100, .only = -1, .shrink = true};
+    bool seeded = false;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--device") && v) {
+            if (!strcmp(v, "cpu")) o.cpu = true;
+            else o.ordinal = atoi(v);
+            i++;
+        } else if (!strcmp(a, "--seed") && v) o.seed = strtoull(v, NULL, 0), seeded = true, i++;
+        else if (!strcmp(a, "--count") && v) o.count = atoi(v), i++;
+        else if (!strcmp(a, "--only") && v) o.only = atoi(v), i++;
+        else if (!strcmp(a, "--keep") && v) o.keep = v, i++;
+        else if (!strcmp(a, "--max-seconds") && v) o.max_seconds = atof(v), i++;
+        else if (!strcmp(a, "--ptx")) o.ptx = true;
+        else if (!strcmp(a, "--no-shrink")) o.shrink = false;
+        else if (!strcmp(a, "--verbose")) o.verbose = true;
+        else if (!strcmp(a, "--perturb")) o.perturb = true; /* self-test: every kernel must fail */
+        else {
+            usage();
+            return 2;
+        }
+    }
+    if (o.count < 1) o.count = 1;
+    if (!seeded) {
+        uint64_t s = (uint64_t)time(NULL) ^ ((uint64_t)clock() << 20);
+        o.seed = splitmix(&s) % 1000000007ull;
+    }
+    int rc = open_device(&o);
+    if (rc) return rc;
+    blkrt_jit_install();
+    const char *arch = o.cpu ? "cpu" : backend_arch(dinfo.arch);
+    printf("index_diff: device %s (%s, compiling for %s), blkc %s\n", dinfo.name, dinfo.arch, arch ? arch : "?",
+           blkc_version());
+    printf("seed %llu (rerun: --seed %llu; one kernel: --seed %llu --only K)\n", (unsigned long long)o.seed,
+           (unsigned long long)o.seed, (unsigned long long)o.seed);
+    int first = o.only >= 0 ? o.only : 0, last = o.only >= 0 ? o.only + 1 : o.count;
+    int passed = 0, failed = 0, vec_kernels = 0, launches[3] = {0};
+    double t0 = now_s();
+    for (int ki = first; ki < last; ki++) {
+        if (o.max_seconds > 0 && now_s() - t0 > o.max_seconds) {
+            printf("stopping after %d kernels: --max-seconds %.0f reached\n", ki - first, o.max_seconds);
+            break;
+        }
+        if (device_lost) {
+            printf("stopping: the device was lost (a kernel fault leaves the context unusable)\n");
+            failed++;
+            break;
+        }
+        kspec K;
+        kderived D;
+        generate(o.seed, ki, &K, &D);
+        outcome O;
+        run_kernel(&o, &K, &D, &O);
+        vec_kernels += O.vector_accesses > 0;
+        for (int e = 0; e < 3; e++) launches[e] += O.entries[e];
+        if (o.verbose || (o.only >= 0 && O.cls == F_NONE)) {
+            printf("---- kernel %d: %s\n", ki, fclass_name[O.cls]);
+            print_kernel(&K, &D);
+        }
+        if (O.cls == F_NONE) {
+            passed++;
+        } else {
+            failed++;
+            printf("FAIL kernel %d (seed %llu): %s: %s\n", ki, (unsigned long long)o.seed, fclass_name[O.cls], O.msg);
+            print_kernel(&K, &D);
+            keep_kernel(&o, &K, &D, ki, "");
+            if (o.shrink && !device_lost) {
+                shrink(&o, &K, &D, &O);
+                printf("MINIMAL kernel %d (seed %llu): %s: %s\n", ki, (unsigned long long)o.seed, fclass_name[O.cls],
+                       O.msg);
+                print_kernel(&K, &D);
+                keep_kernel(&o, &K, &D, ki, "_min");
+            }
+            printf("reproduce: index_diff --device %s --seed %llu --only %d\n", o.cpu ? "cpu" : "N",
+                   (unsigned long long)o.seed, ki);
+        }
+        if ((ki - first + 1) % 500 == 0)
+            printf("... %d kernels, %d failed, %.1f s\n", ki - first + 1, failed, now_s() - t0);
+    }
+    printf("%d kernels: %d passed, %d failed (seed %llu, %.1f s)", passed + failed, passed, failed,
+           (unsigned long long)o.seed, now_s() - t0);
+    if (!o.cpu) printf("; launches on d16 %d, eq1 %d, fallback %d entries", launches[0], launches[1], launches[2]);
+    if (!o.cpu || o.ptx) printf("; %d kernels with vector accesses", vec_kernels);
+    printf("\n");
+    blkrt_device_close(dev);
+    return failed ? 1 : 0;
+}
