@@ -2,7 +2,7 @@
  * axisinfo bullet; docs/gpu-testing.md).
  *
  *   index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]
- *              [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]
+ *              [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb] [--dry-run]
  *
  * axisinfo derives contiguity / divisibility / constancy of integer index
  * expressions and vectorize turns them into 16-byte accesses; a wrong fact is
@@ -37,14 +37,19 @@
  * On a failure: the kernel, its arguments, the first differing elements, then
  * a greedy shrink (subtrees replaced by a child or a leaf, constants made
  * smaller, mask terms, wide types and the grid dropped, while the same kind
- * of failure persists) and the minimal reproducer. Kernel K of seed S is the
+ * of failure persists; the first MAX_SHRINKS failures of a run, within
+ * --max-seconds) and the minimal reproducer. Kernel K of seed S is the
  * same for any --count: `--seed S --only K` reruns it. Exit 0 iff every
  * kernel matched, 1 on failures, 2 on bad usage, 77 without a GPU/driver.
  *
  * --device cpu runs the "device" half on libblkrt's CPU interpreter device:
  * a self-test of the generator and the harness (both sides interpret).
  * --ptx there also compiles the PTX of every kernel (catches backend errors
- * without a GPU). BLK_GPU_ARCH=sm_80 compiles for sm_80 instead of the
+ * without a GPU). --dry-run (for the fake driver, BLKRT_CUDA_LIBRARY, which
+ * runs nothing) stops each launch there: PTX, variants, module load and the
+ * entry the runtime picks (against the fake's launch record) are checked.
+ * --perturb flips a bit of every launch's out[0] (every kernel must fail:
+ * a self-test of the comparison and the shrinker). BLK_GPU_ARCH=sm_80 compiles for sm_80 instead of the
  * device's own arch (as gpu_check does).
  */
 #define _GNU_SOURCE
@@ -62,6 +67,7 @@
 #include "blk/blkc.h"
 #include "blk/blkrt.h"
 #include "blk/blkrt_jit.h"
+#include "../runtime/fake_cuda.h"
 
 /* LLVM's static libraries call arc4random (glibc 2.36); defined here the
  * static bundle needs only glibc 2.34 (see gpu_check.c). */
@@ -102,6 +108,7 @@ static bool chance(rng *R, int percent) { return rnd(R, 100) < percent; }
 #define NRUNS 3        /* argument sets: d16, eq1, arbitrary */
 #define MAX_SPAN (1 << 18) /* elements of x and y */
 #define GUARD 1024     /* bytes of 0xFF before and after every device buffer */
+#define MAX_SHRINKS 3  /* failures shrunk per run (later ones: reported, with --only to rerun) */
 
 typedef enum { N_PID, N_AR0, N_AR1, N_ARG, N_CONST, N_BIN, N_MULTIPLE_OF, N_MAX_CONTIG, N_ALIGNED } nkind;
 typedef enum { B_ADD, B_SUB, B_MUL, B_DIV, B_REM, B_SHL, B_SHR, B_AND, B_OR, B_MIN, B_MAX } bop;
@@ -330,7 +337,11 @@ static bool interval(const kspec *K, int i, ival *o) {
     case B_ADD: o->lo = x.lo + y.lo, o->hi = x.hi + y.hi; break;
     case B_SUB: o->lo = x.lo - y.hi, o->hi = x.hi - y.lo; break;
     case B_MUL: {
-        int64_t p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+        int64_t p[4];
+        /* operands are within 2^40: a product may not fit int64 (checked, not UB) */
+        if (__builtin_mul_overflow(x.lo, y.lo, &p[0]) || __builtin_mul_overflow(x.lo, y.hi, &p[1]) ||
+            __builtin_mul_overflow(x.hi, y.lo, &p[2]) || __builtin_mul_overflow(x.hi, y.hi, &p[3]))
+            return false;
         o->lo = min2(min2(p[0], p[1]), min2(p[2], p[3]));
         o->hi = max2(max2(p[0], p[1]), max2(p[2], p[3]));
         break;
@@ -578,11 +589,12 @@ static int gen_expr(rng *R, kspec *K, int depth, bool idx64) {
     }
     int b = bin(K, op, l, r);
     if (b < 0) return l;
-    if (chance(R, 12)) { /* a hint, kept only if it is true */
+    if (chance(R, 20)) { /* a hint, kept only if it is true */
+        ival v;
+        /* evaluate only a valid node (no overflow), never a literal (hints need a type) */
+        if (!interval(K, b, &v) || v.lit) return b;
         facts f = node_facts(K, b);
         int lastbit = K->rank == 1 ? 1 : 2;
-        ival v;
-        if (!interval(K, b, &v) || v.lit) return b;
         int which = rnd(R, 3);
         node h = {.l = (int16_t)b};
         if (which == 0 && f.gcd != 1) {
@@ -654,7 +666,7 @@ static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
             K->n[r] = r == 0 ? 16 * rnd(&R, total / 16 + 1) : 1 + rnd(&R, total + 16);
         }
         K->mask_ar_dim = K->rank == 2 ? rnd(&R, 2) : 0;
-        K->mask_ar_c = rnd(&R, (K->rank == 1 || K->mask_ar_dim ? K->rank == 1 ? K->b0 : K->b1 : K->b0) + 1);
+        K->mask_ar_c = rnd(&R, (K->rank == 2 && K->mask_ar_dim ? K->b1 : K->b0) + 1);
         K->mask_e_ge = chance(&R, 50);
         K->ptr_form = rnd(&R, 3);
         K->extra_off = chance(&R, 50) ? 0 : rnd(&R, 40);
@@ -684,7 +696,7 @@ static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
 /* ------------------------------------------------------------------ running */
 
 typedef struct {
-    bool cpu, ptx, shrink, verbose, perturb;
+    bool cpu, ptx, shrink, verbose, perturb, dry_run;
     int ordinal, count, only;
     uint64_t seed;
     const char *keep;
@@ -694,6 +706,8 @@ typedef struct {
 static blkrt_device *dev;
 static blkrt_device_info dinfo;
 static bool device_lost;
+static fake_api fake; /* --dry-run on the fake driver: its launch record */
+static bool have_fake;
 
 /* The arch blk compiles for on this device: its own, or BLK_GPU_ARCH (as
  * gpu_check.c: sm_80 PTX runs on sm_90 GPUs). */
@@ -771,6 +785,7 @@ static bool run_key(const kspec *K, int r, char *key, size_t n) {
 #define MAX_ENTRIES 8
 typedef struct {
     int n;
+    char name[MAX_ENTRIES][128];
     char spec[MAX_ENTRIES][MAXA + 4][4]; /* per parameter: "d16", "eq1", "-" (first letter used) */
     int kind[MAX_ENTRIES];               /* 0 d16, 1 eq1, 2 fallback */
 } entries;
@@ -780,7 +795,9 @@ static void parse_entries(const char *ptx, entries *E) {
     for (const char *l = strstr(ptx, "// blk-meta v1"); l && E->n < MAX_ENTRIES; l = strstr(l + 1, "// blk-meta v1")) {
         const char *sp = strstr(l, " spec=");
         const char *eol = strchr(l, '\n');
-        if (!sp || (eol && sp > eol)) continue;
+        const char *en = strstr(l, " entry=");
+        if (!sp || !en || (eol && (sp > eol || en > eol))) continue;
+        sscanf(en + 7, "%127[^ \n]", E->name[E->n]);
         sp += 6;
         int p = 0, kind = 2;
         while (*sp && *sp != ' ' && *sp != '\n' && p < MAXA + 4) {
@@ -870,9 +887,11 @@ static void device_run(const options *o, blkrt_kernel *k, const entries *E, cons
     }
     for (int a = 0; a < K->nargs; a++) args[na++] = BLKRT_INT(K->argv[r][a]);
     if (K->mask & MK_N) args[na++] = BLKRT_INT(K->n[r]);
-    int v = o->cpu ? -1 : predict_entry(E, args, na);
+    /* the entry the runtime takes (on the CPU device with --ptx: would take) */
+    int v = E->n ? predict_entry(E, args, na) : -1;
     const char *ename = o->cpu ? "cpu" : v < 0 ? "none" : E->kind[v] == 0 ? "d16" : E->kind[v] == 1 ? "eq1" : "fallback";
-    if (!o->cpu && v >= 0) O->entries[E->kind[v]]++;
+    if (v >= 0) O->entries[E->kind[v]]++;
+    int launches_before = have_fake ? fake.launch_count() : 0;
     uint32_t grid[3] = {(uint32_t)K->grid, 1, 1};
     if (!st) what = "blkrt_launch", st = blkrt_launch(k, grid, args, na, NULL);
     if (!st) what = "blkrt_device_synchronize", st = blkrt_device_synchronize(dev);
@@ -882,6 +901,15 @@ static void device_run(const options *o, blkrt_kernel *k, const entries *E, cons
         if (st == BLKRT_ERR_LAUNCH_FAILED || st == BLKRT_ERR_DRIVER) device_lost = !o->cpu;
         goto done;
     }
+    if (have_fake) { /* the entry launched must be the predicted one */
+        fake_launch l;
+        if (fake.launch_count() != launches_before + 1 || fake.get_launch(fake.launch_count() - 1, &l))
+            fail_msg(O, F_LAUNCH, "run %d: the driver recorded no launch", r);
+        else if (v < 0 || strcmp(l.entry, E->name[v]))
+            fail_msg(O, F_LAUNCH, "run %d %s: the runtime launched entry %s, expected %s", r,
+                     offset ? "offset" : "aligned", l.entry, v < 0 ? "(none accepts)" : E->name[v]);
+    }
+    if (o->dry_run) goto done; /* the fake runs nothing: no results to compare */
     static const char *const bname[3] = {"x", "y", "out"};
     for (int b = 0; b < 3; b++) {
         size_t total = start + bytes[b] + GUARD;
@@ -930,6 +958,12 @@ done:
     }
 }
 
+static int count_substr(const char *s, const char *w) {
+    int n = 0;
+    for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) n++;
+    return n;
+}
+
 /* Compile, run the reference and the device for every run and placement. */
 static void run_kernel(const options *o, const kspec *K, const kderived *D, outcome *O) {
     memset(O, 0, sizeof *O);
@@ -966,8 +1000,7 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
             goto done;
         }
         parse_entries(ptx, &E);
-        for (const char *p = ptx; (p = strstr(p, "ld.global.v")) || (p = NULL, 0); p++) O->vector_accesses++;
-        for (const char *p = ptx; (p = strstr(p, "st.global.v")) || (p = NULL, 0); p++) O->vector_accesses++;
+        O->vector_accesses = count_substr(ptx, "ld.global.v") + count_substr(ptx, "st.global.v");
         if (!o->cpu && blkrt_module_load_ptx(dev, ptx, strlen(ptx), &mod)) {
             fail_msg(O, F_COMPILE, "loading the PTX: %s", blkrt_last_error());
             goto done;
@@ -1066,6 +1099,11 @@ static bool shrink_candidate(const kspec *K, int which, kspec *C) {
         if (seen[i] && K->n_[i].wide && w-- == 0) { C->n_[i].wide = false; return true; }
     for (int a = 0; a < K->nargs; a++)
         if (K->arg_wide[a] && w-- == 0) { C->arg_wide[a] = false; return true; }
+    if (K->nargs > 0) { /* the last argument, if nothing uses it any more */
+        bool used = false;
+        for (int i = 0; i < K->nn; i++) used |= seen[i] && K->n_[i].kind == N_ARG && K->n_[i].arg == K->nargs - 1;
+        if (!used && w-- == 0) { C->nargs--; return true; }
+    }
     if (K->elem != 2 && w-- == 0) { C->elem = 2; return true; }
     if (K->ptr_form != 0 && w-- == 0) { C->ptr_form = 0; return true; }
     if (K->extra_off != 0 && w-- == 0) { C->extra_off = 0; return true; }
@@ -1089,13 +1127,13 @@ static bool shrink_candidate(const kspec *K, int which, kspec *C) {
 
 /* Greedy shrink: take the first candidate that still fails in the same
  * class, start over; stop when none does (or after `budget` runs). */
-static void shrink(const options *o, kspec *K, kderived *D, outcome *O) {
+static void shrink(const options *o, kspec *K, kderived *D, outcome *O, double deadline) {
     int tries = 0, taken = 0;
     const int budget = 400;
-    bool progress = true;
-    while (progress && tries < budget && !device_lost) {
+    bool progress = true, late = false;
+    while (progress && tries < budget && !device_lost && !late) {
         progress = false;
-        for (int w = 0; tries < budget && !device_lost; w++) {
+        for (int w = 0; tries < budget && !device_lost && !(late = deadline > 0 && now_s() > deadline); w++) {
             kspec C;
             kderived CD;
             if (!shrink_candidate(K, w, &C)) break;
@@ -1114,7 +1152,8 @@ static void shrink(const options *o, kspec *K, kderived *D, outcome *O) {
             }
         }
     }
-    printf("  shrink: %d candidates run, %d taken%s\n", tries, taken, tries >= budget ? " (budget spent)" : "");
+    printf("  shrink: %d candidates run, %d taken%s\n", tries, taken,
+           tries >= budget ? " (budget spent)" : late ? " (--max-seconds reached)" : "");
 }
 
 static void keep_kernel(const options *o, const kspec *K, const kderived *D, int index, const char *tag) {
@@ -1162,7 +1201,7 @@ static int open_device(const options *o) {
 
 static void usage(void) {
     fprintf(stderr, "usage: index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]\n"
-                    "                  [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]\n");
+                    "                  [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb] [--dry-run]\n");
 }
 
 int main(int argc, char **argv) {
@@ -1184,6 +1223,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--no-shrink")) o.shrink = false;
         else if (!strcmp(a, "--verbose")) o.verbose = true;
         else if (!strcmp(a, "--perturb")) o.perturb = true; /* self-test: every kernel must fail */
+        else if (!strcmp(a, "--dry-run")) o.dry_run = true;
         else {
             usage();
             return 2;
@@ -1196,6 +1236,9 @@ int main(int argc, char **argv) {
     }
     int rc = open_device(&o);
     if (rc) return rc;
+    const char *lib = getenv("BLKRT_CUDA_LIBRARY");
+    if (!o.cpu && lib && *lib && fake_api_load(&fake) == 0) have_fake = true;
+    if (have_fake && !o.dry_run) printf("note: the fake CUDA driver runs no kernels: every comparison will fail (use --dry-run)\n");
     blkrt_jit_install();
     const char *arch = o.cpu ? "cpu" : backend_arch(dinfo.arch);
     printf("index_diff: device %s (%s, compiling for %s), blkc %s\n", dinfo.name, dinfo.arch, arch ? arch : "?",
@@ -1233,15 +1276,17 @@ int main(int argc, char **argv) {
             printf("FAIL kernel %d (seed %llu): %s: %s\n", ki, (unsigned long long)o.seed, fclass_name[O.cls], O.msg);
             print_kernel(&K, &D);
             keep_kernel(&o, &K, &D, ki, "");
-            if (o.shrink && !device_lost) {
-                shrink(&o, &K, &D, &O);
+            /* a systematic bug fails many kernels: shrink the first few only */
+            if (o.shrink && !device_lost && failed <= MAX_SHRINKS) {
+                shrink(&o, &K, &D, &O, o.max_seconds > 0 ? t0 + o.max_seconds : 0);
                 printf("MINIMAL kernel %d (seed %llu): %s: %s\n", ki, (unsigned long long)o.seed, fclass_name[O.cls],
                        O.msg);
                 print_kernel(&K, &D);
                 keep_kernel(&o, &K, &D, ki, "_min");
             }
-            printf("reproduce: index_diff --device %s --seed %llu --only %d\n", o.cpu ? "cpu" : "N",
-                   (unsigned long long)o.seed, ki);
+            char devname[16];
+            snprintf(devname, sizeof devname, o.cpu ? "cpu" : "%d", o.ordinal);
+            printf("reproduce: index_diff --device %s --seed %llu --only %d\n", devname, (unsigned long long)o.seed, ki);
         }
         if ((ki - first + 1) % 500 == 0)
             printf("... %d kernels, %d failed, %.1f s\n", ki - first + 1, failed, now_s() - t0);

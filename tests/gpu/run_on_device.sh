@@ -7,18 +7,23 @@
 #
 # Steps (each under `timeout`, the whole within BLK_GPU_BUDGET seconds,
 # default 400; a step that no longer fits is skipped and says so;
-# BLK_GPU_STEPS picks steps, default "check bench memcheck racecheck"):
+# BLK_GPU_STEPS picks steps, default "check indexdiff bench memcheck racecheck"):
 #   env        nvidia-smi -L, driver, libdevice, compute-sanitizer, the bundle's MANIFEST
 #   check      gpu_check, every kernel/config/size (a hung kernel is named by
 #              the watchdog, then the check runs again without it)
+#   indexdiff  index_diff: random index arithmetic (axisinfo + vectorize), the
+#              GPU against the interpreter; BLK_INDEX_DIFF_ARGS (default
+#              "--count 3000"), at most BLK_INDEX_DIFF_SECONDS (default 90)
 #   bench      gpu_check compile-bench and launch-bench (host-side rows of BENCH.md)
 #   memcheck   compute-sanitizer --tool memcheck on gpu_check --quick
 #   racecheck  compute-sanitizer --tool racecheck on gpu_check --quick, for the
 #              kernels that go through shared memory (reductions, scans, conversions)
-# Logs go to $OUT (or /tmp/blk-gpu-out), four files (a device call returns at
-# most 8): gpu_check.txt gpu_bench_host.txt gpu_sanitizer.txt gpu_summary.txt.
+# Logs go to $OUT (or /tmp/blk-gpu-out), five files (a device call returns at
+# most 8): gpu_check.txt index_diff.txt gpu_bench_host.txt gpu_sanitizer.txt
+# gpu_summary.txt.
 # stdout gets the environment, failures, tables and the summary only (the
-# device call returns the tail). Exit status: the check's (1 if a kernel hung).
+# device call returns the tail). Exit status: the check's (1 if a kernel hung),
+# else 1 if index_diff failed.
 # BLK_GPU_CHECK_ARGS adds arguments to the gpu_check runs (e.g. --dry-run with
 # the fake driver, --kernel NAME).
 set -u
@@ -26,13 +31,15 @@ B=${1:-build-carry}
 OUT=${OUT:-/tmp/blk-gpu-out}
 BUDGET=${BLK_GPU_BUDGET:-400}
 STDLIB=${BLK_STDLIB_DIR:-stdlib}
-STEPS=" ${BLK_GPU_STEPS:-check bench memcheck racecheck} "
+STEPS=" ${BLK_GPU_STEPS:-check indexdiff bench memcheck racecheck} "
 mkdir -p "$OUT"
 T0=$(date +%s)
 export BLKRT_CACHE_DIR=   # no blk disk cache: every module is compiled here
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 GC="$B/gpu_check"
+ID="$B/index_diff"
 LOG="$OUT/gpu_check.txt"
+ILOG="$OUT/index_diff.txt"
 BLOG="$OUT/gpu_bench_host.txt"
 SAN="$OUT/gpu_sanitizer.txt"
 SUMF="$OUT/gpu_summary.txt"
@@ -88,7 +95,7 @@ if ! "$GC" --list > /dev/null 2>&1; then
   { echo "$GC does not run here:"; "$GC" --list 2>&1 | head -5; ldd "$GC"; } | tee -a "$SUMF"
   exit 1
 fi
-: > "$LOG"; : > "$BLOG"; : > "$SAN"
+: > "$LOG"; : > "$ILOG"; : > "$BLOG"; : > "$SAN"
 
 # ---- the check ----
 CHECK_RC=skipped
@@ -105,6 +112,23 @@ if want check; then
   CHECK_RC=$RC
   [ ${#skip[@]} -gt 0 ] && [ "$CHECK_RC" = 0 ] && CHECK_RC=1   # a hung kernel is a failure
   SUMMARY+=("check: rc=$RC ${DUR}s: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOG" | tail -1)")
+fi
+
+# ---- random index arithmetic ----
+# Its own time limit (--max-seconds, checked between kernels) inside the
+# step's timeout, so it ends with its summary line rather than being killed.
+INDEX_RC=skipped
+if want indexdiff; then
+  if [ -x "$ID" ]; then
+    isec=${BLK_INDEX_DIFF_SECONDS:-90}
+    read -r -a IARGS <<< "${BLK_INDEX_DIFF_ARGS:---count 3000}"
+    run_step indexdiff $((isec + 30)) "$ILOG" "$ID" --device 0 --max-seconds "$isec" "${IARGS[@]}"
+    INDEX_RC=$RC
+    SUMMARY+=("indexdiff: rc=$RC ${DUR}s: $(grep -E '^[0-9]+ kernels: ' "$ILOG" | tail -1)")
+  else
+    INDEX_RC=1
+    SUMMARY+=("indexdiff: no $ID in the bundle (rebuild it with bundle.sh)")
+  fi
 fi
 
 # ---- host-side benchmarks ----
@@ -152,6 +176,12 @@ fi
     echo "==== gpu_check table ===="
     sed -n '/^| kernel | sizes/,$p' "$LOG" | grep -E '^\||^time:|passed, .* failed' | tail -45
   fi
+  if want indexdiff && [ -s "$ILOG" ]; then
+    echo
+    echo "==== index_diff: failures (first 3 minimal reproducers; full log index_diff.txt) ===="
+    grep -E '^seed |^FAIL|^reproduce:|TIMED OUT' "$ILOG" | head -12 | cut -c1-240
+    awk '/^MINIMAL/{p=1; n++} p && n<=3 {print} /^reproduce:/{p=0}' "$ILOG" | head -60
+  fi
   if want bench; then
     echo
     echo "==== host-side benchmarks ===="
@@ -169,6 +199,12 @@ fi
 } > "$OUT/gpu_summary.tail"
 cat "$OUT/gpu_summary.tail" | tee -a "$SUMF"
 rm -f "$OUT/gpu_summary.tail"
-want check || exit 0
-case "$CHECK_RC" in ''|*[!0-9]*) exit 1 ;; esac
-exit "$CHECK_RC"
+# Exit status: the check's, else index_diff's (either failing fails the run).
+if want check; then
+  case "$CHECK_RC" in ''|*[!0-9]*) exit 1 ;; esac
+  [ "$CHECK_RC" != 0 ] && exit "$CHECK_RC"
+fi
+if want indexdiff; then
+  case "$INDEX_RC" in 0|skipped) ;; *) exit 1 ;; esac
+fi
+exit 0
