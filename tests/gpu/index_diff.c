@@ -2,7 +2,8 @@
  * axisinfo bullet; docs/gpu-testing.md).
  *
  *   index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]
- *              [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb] [--dry-run]
+ *              [--max-seconds T] [--ptx] [--facts] [--no-shrink] [--verbose] [--perturb]
+ *              [--dry-run]
  *
  * axisinfo derives contiguity / divisibility / constancy of integer index
  * expressions and vectorize turns them into 16-byte accesses; a wrong fact is
@@ -48,6 +49,10 @@
  * without a GPU). --dry-run (for the fake driver, BLKRT_CUDA_LIBRARY, which
  * runs nothing) stops each launch there: PTX, variants, module load and the
  * entry the runtime picks (against the fake's launch record) are checked.
+ * --facts also checks axisinfo's facts about e and m (the d16 plan) against
+ * their values in the all-multiples-of-16 launch, without a GPU (see the
+ * oracle below); off by default while axisinfo has known findings
+ * (docs/reliability.md).
  * --perturb flips a bit of every launch's out[0] (every kernel must fail:
  * a self-test of the comparison and the shrinker). BLK_GPU_ARCH=sm_80 compiles for sm_80 instead of the
  * device's own arch (as gpu_check does).
@@ -110,14 +115,17 @@ static bool chance(rng *R, int percent) { return rnd(R, 100) < percent; }
 #define GUARD 1024     /* bytes of 0xFF before and after every device buffer */
 #define MAX_SHRINKS 3  /* failures shrunk per run (later ones: reported, with --only to rerun) */
 
-typedef enum { N_PID, N_AR0, N_AR1, N_ARG, N_CONST, N_BIN, N_MULTIPLE_OF, N_MAX_CONTIG, N_ALIGNED } nkind;
+typedef enum { N_PID, N_AR0, N_AR1, N_ARG, N_CONST, N_BIN, N_MULTIPLE_OF, N_MAX_CONTIG, N_ALIGNED, N_EXPAND0, N_EXPAND1 } nkind;
 typedef enum { B_ADD, B_SUB, B_MUL, B_DIV, B_REM, B_SHL, B_SHR, B_AND, B_OR, B_MIN, B_MAX } bop;
 static const char *const bop_text[] = {"+", "-", "*", "/", "%", "<<", ">>", "&", "|", "minimum", "maximum"};
 
 /* One node; children by index into the kernel's pool (so a kernel copies by
  * value, which the shrinker relies on). N_ALIGNED is Triton's idiom
  * max_contiguous(multiple_of(x, c), c) (1-D only: on 2-D values multiple_of
- * also speaks about the other dim). */
+ * also speaks about the other dim). N_EXPAND0/1 (2-D only) compute a 1-D
+ * expression over r0 (r1), pid, arguments and constants, then expand it:
+ * `(r0 + r0)[:, None]` — facts then reach the new dim through expand_dims,
+ * not through the leaves' own `[:, None]`. */
 typedef struct {
     uint8_t kind, op;
     bool wide;         /* N_PID/N_AR*: the i64 copy (pidw, rw) */
@@ -186,45 +194,57 @@ static void print_const(sbuf *b, int64_t c) {
     else sb_printf(b, "%lld", (long long)c);
 }
 
-static void print_expr(sbuf *b, const kspec *K, int i) {
+/* flat: inside an N_EXPAND*, where aranges are 1-D (r0, not r0[:, None]) */
+static void print_expr_in(sbuf *b, const kspec *K, int i, bool flat) {
     const node *n = &K->n_[i];
     switch (n->kind) {
     case N_PID: sb_printf(b, n->wide ? "pidw" : "pid"); break;
     case N_AR0:
         if (K->rank == 1) sb_printf(b, n->wide ? "rw" : "r");
+        else if (flat) sb_printf(b, n->wide ? "r0w" : "r0");
         else sb_printf(b, n->wide ? "r0w[:, None]" : "r0[:, None]");
         break;
-    case N_AR1: sb_printf(b, n->wide ? "r1w[None, :]" : "r1[None, :]"); break;
+    case N_AR1:
+        if (flat) sb_printf(b, n->wide ? "r1w" : "r1");
+        else sb_printf(b, n->wide ? "r1w[None, :]" : "r1[None, :]");
+        break;
+    case N_EXPAND0:
+    case N_EXPAND1:
+        sb_printf(b, "(");
+        print_expr_in(b, K, n->l, true);
+        sb_printf(b, ")%s", n->kind == N_EXPAND0 ? "[:, None]" : "[None, :]");
+        break;
     case N_ARG: sb_printf(b, "a%d", n->arg); break;
     case N_CONST: print_const(b, n->c); break;
     case N_BIN:
         if (n->op == B_MIN || n->op == B_MAX) {
             sb_printf(b, "%s(", bop_text[n->op]);
-            print_expr(b, K, n->l);
+            print_expr_in(b, K, n->l, flat);
             sb_printf(b, ", ");
-            print_expr(b, K, n->r);
+            print_expr_in(b, K, n->r, flat);
             sb_printf(b, ")");
         } else {
             sb_printf(b, "(");
-            print_expr(b, K, n->l);
+            print_expr_in(b, K, n->l, flat);
             sb_printf(b, " %s ", bop_text[n->op]);
-            print_expr(b, K, n->r);
+            print_expr_in(b, K, n->r, flat);
             sb_printf(b, ")");
         }
         break;
     case N_MULTIPLE_OF:
     case N_MAX_CONTIG:
         sb_printf(b, "%s(", n->kind == N_MULTIPLE_OF ? "multiple_of" : "max_contiguous");
-        print_expr(b, K, n->l);
+        print_expr_in(b, K, n->l, flat);
         sb_printf(b, ", %lld)", (long long)n->c);
         break;
     case N_ALIGNED:
         sb_printf(b, "max_contiguous(multiple_of(");
-        print_expr(b, K, n->l);
+        print_expr_in(b, K, n->l, flat);
         sb_printf(b, ", %lld), %lld)", (long long)n->c, (long long)n->c);
         break;
     }
 }
+static void print_expr(sbuf *b, const kspec *K, int i) { print_expr_in(b, K, i, false); }
 
 /* The kernel's source text (malloc'd). */
 static char *kernel_source(const kspec *K, const kderived *D) {
@@ -306,6 +326,19 @@ static int64_t arg_hi(const kspec *K, int a) {
 #define BOUND32 ((int64_t)1 << 30)
 #define BOUND64 ((int64_t)1 << 40)
 
+static bool flat_ok(const kspec *K, int i, int ar) {
+    const node *n = &K->n_[i];
+    switch (n->kind) {
+    case N_AR0:
+    case N_AR1: return n->kind == ar;
+    case N_BIN: return flat_ok(K, n->l, ar) && flat_ok(K, n->r, ar);
+    case N_PID:
+    case N_ARG:
+    case N_CONST: return true;
+    default: return false;
+    }
+}
+
 /* Interval of node i over every launch; false if it may leave its bound or is
  * not a valid expression (a divisor that may be 0, a shift out of range). */
 static bool interval(const kspec *K, int i, ival *o) {
@@ -323,6 +356,15 @@ static bool interval(const kspec *K, int i, ival *o) {
     case N_MULTIPLE_OF:
     case N_MAX_CONTIG:
     case N_ALIGNED: return n->c >= 1 && interval(K, n->l, o) && (o->lit = false, true);
+    case N_EXPAND0:
+    case N_EXPAND1: {
+        /* a 1-D subtree along its own dim: only that arange, no hints, no
+         * nested expands (the shrinker may move nodes; this keeps the
+         * printed kernel and eval() the same function) */
+        int want = n->kind == N_EXPAND0 ? 1 : 2;
+        return K->rank == 2 && flat_ok(K, n->l, n->kind == N_EXPAND0 ? N_AR0 : N_AR1) && interval(K, n->l, o) &&
+               o->shape == want && !o->lit;
+    }
     case N_BIN: break;
     default: return false;
     }
@@ -406,7 +448,9 @@ static int64_t eval(const kspec *K, int i, const point *p) {
     case N_CONST: return n->c;
     case N_MULTIPLE_OF:
     case N_MAX_CONTIG:
-    case N_ALIGNED: return eval(K, n->l, p);
+    case N_ALIGNED:
+    case N_EXPAND0:
+    case N_EXPAND1: return eval(K, n->l, p);
     default: break;
     }
     int64_t x = eval(K, n->l, p), y = eval(K, n->r, p);
@@ -495,6 +539,8 @@ static bool hints_true(const kspec *K, int i) {
     const node *n = &K->n_[i];
     switch (n->kind) {
     case N_BIN: return hints_true(K, n->l) && hints_true(K, n->r);
+    case N_EXPAND0:
+    case N_EXPAND1: return hints_true(K, n->l);
     case N_MULTIPLE_OF:
     case N_MAX_CONTIG:
     case N_ALIGNED: {
@@ -547,16 +593,38 @@ static const int64_t divisors[] = {2, 3, 4, 5, 7, 8, 12, 16, 32, 64, 100, -2, -3
 static const int64_t and_masks[] = {1, 3, 7, 12, 15, 16, 31, 48, 63, 255, -2, -4, -16, -64};
 static const int64_t or_masks[] = {1, 2, 3, 7, 8, 15, 16, -16, -4};
 
-static int gen_leaf(rng *R, kspec *K, bool idx64) {
-    int k = rnd(R, 12);
+static int gen_expr(rng *R, kspec *K, int depth, bool idx64, int flat);
+static int gen_expand(rng *R, kspec *K, bool idx64, int ar);
+
+/* (1-D expression over one arange)[:, None] or [None, :] */
+static int gen_expand(rng *R, kspec *K, bool idx64, int ar) {
+    int c = gen_expr(R, K, 1 + rnd(R, 2), idx64, ar);
+    ival v;
+    if (c >= 0 && (!interval(K, c, &v) || !v.shape)) c = bin(K, B_ADD, c, add_node(K, (node){.kind = (uint8_t)ar}));
+    if (c < 0) return c;
+    return add_node(K, (node){.kind = (uint8_t)(ar == N_AR0 ? N_EXPAND0 : N_EXPAND1), .l = (int16_t)c});
+}
+
+/* flat: 0, or N_AR0 / N_AR1 inside an N_EXPAND* (only that arange) */
+static int gen_leaf(rng *R, kspec *K, bool idx64, int flat) {
+    int k = rnd(R, 14);
     node n = {0};
-    if (k < 4) n.kind = K->rank == 2 && rnd(R, 2) ? N_AR1 : N_AR0;
+    if (k < 4 || (flat && k < 8)) n.kind = (uint8_t)(flat ? flat : K->rank == 2 && rnd(R, 2) ? N_AR1 : N_AR0);
     else if (k < 6) n.kind = N_PID;
     else if (k < 8 && K->nargs) n.kind = N_ARG, n.arg = (int8_t)rnd(R, K->nargs);
-    else if (k < 10) { /* Triton's offsets: pid * B + arange, along the last dim */
+    else if (k == 12 && K->rank == 2 && !flat) { /* a 1-D expression, then expanded */
+        int ar = rnd(R, 2) ? N_AR1 : N_AR0;
+        return gen_expand(R, K, idx64, ar);
+    } else if (k == 13 && K->rank == 2 && !flat) { /* Triton's 2-D offsets: rows[:, None] * stride + cols[None, :] */
+        int rows = gen_expand(R, K, idx64, N_AR0);
+        int stride = K->nargs && chance(R, 40) ? add_node(K, (node){.kind = N_ARG, .arg = (int8_t)rnd(R, K->nargs)})
+                                                : leaf(K, N_CONST, chance(R, 50) ? K->b1 : PICK(R, small_consts));
+        int cols = chance(R, 50) ? gen_expand(R, K, idx64, N_AR1) : add_node(K, (node){.kind = N_AR1});
+        return bin(K, B_ADD, bin(K, B_MUL, rows, stride), cols);
+    } else if (k < 10) { /* Triton's offsets: pid * B + arange, along the last dim */
         node pid = {.kind = N_PID, .wide = idx64 && chance(R, 70)};
-        node ar = {.kind = (uint8_t)(K->rank == 2 ? N_AR1 : N_AR0), .wide = idx64 && chance(R, 50)};
-        int blk = K->rank == 2 ? K->b1 : K->b0;
+        node ar = {.kind = (uint8_t)(flat ? flat : K->rank == 2 ? N_AR1 : N_AR0), .wide = idx64 && chance(R, 50)};
+        int blk = ar.kind == N_AR1 ? K->b1 : K->b0;
         int64_t scale = rnd(R, 4) == 0 ? PICK(R, small_consts) : blk;
         return bin(K, B_ADD, bin(K, B_MUL, add_node(K, pid), leaf(K, N_CONST, scale)), add_node(K, ar));
     } else n.kind = N_CONST, n.c = PICK(R, small_consts);
@@ -564,10 +632,10 @@ static int gen_leaf(rng *R, kspec *K, bool idx64) {
     return add_node(K, n);
 }
 
-static int gen_expr(rng *R, kspec *K, int depth, bool idx64) {
-    if (depth <= 0 || chance(R, 20)) return gen_leaf(R, K, idx64);
+static int gen_expr(rng *R, kspec *K, int depth, bool idx64, int flat) {
+    if (depth <= 0 || chance(R, 20)) return gen_leaf(R, K, idx64, flat);
     bop op = (bop)rnd(R, B_MAX + 1);
-    int l = gen_expr(R, K, depth - 1, idx64), r;
+    int l = gen_expr(R, K, depth - 1, idx64, flat), r;
     switch (op) {
     case B_DIV:
     case B_REM: {
@@ -583,13 +651,13 @@ static int gen_expr(rng *R, kspec *K, int depth, bool idx64) {
     case B_AND: r = leaf(K, N_CONST, PICK(R, and_masks)); break;
     case B_OR: r = leaf(K, N_CONST, PICK(R, or_masks)); break;
     case B_MUL: /* keep products small: one side a leaf */
-        r = chance(R, 60) ? leaf(K, N_CONST, PICK(R, small_consts)) : gen_leaf(R, K, idx64);
+        r = chance(R, 60) ? leaf(K, N_CONST, PICK(R, small_consts)) : gen_leaf(R, K, idx64, flat);
         break;
-    default: r = gen_expr(R, K, depth - 1, idx64); break;
+    default: r = gen_expr(R, K, depth - 1, idx64, flat); break;
     }
     int b = bin(K, op, l, r);
     if (b < 0) return l;
-    if (chance(R, 20)) { /* a hint, kept only if it is true */
+    if (!flat && chance(R, 20)) { /* a hint, kept only if it is true */
         ival v;
         /* evaluate only a valid node (no overflow), never a literal (hints need a type) */
         if (!interval(K, b, &v) || v.lit) return b;
@@ -670,7 +738,7 @@ static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
         K->mask_e_ge = chance(&R, 50);
         K->ptr_form = rnd(&R, 3);
         K->extra_off = chance(&R, 50) ? 0 : rnd(&R, 40);
-        K->root = gen_expr(&R, K, 1 + rnd(&R, 4), idx64);
+        K->root = gen_expr(&R, K, 1 + rnd(&R, 4), idx64, 0);
         if (K->root < 0) continue;
         ival v;
         bool ok = interval(K, K->root, &v);
@@ -696,7 +764,7 @@ static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
 /* ------------------------------------------------------------------ running */
 
 typedef struct {
-    bool cpu, ptx, shrink, verbose, perturb, dry_run;
+    bool cpu, ptx, shrink, verbose, perturb, dry_run, facts;
     int ordinal, count, only;
     uint64_t seed;
     const char *keep;
@@ -724,12 +792,13 @@ static const char *backend_arch(const char *arch) {
 
 /* What went wrong with a kernel; the shrinker keeps a candidate only if it
  * fails in the same class. */
-typedef enum { F_NONE, F_COMPILE, F_REFERENCE, F_LAUNCH, F_MISMATCH } fclass;
-static const char *const fclass_name[] = {"ok", "compile error", "reference (interpreter) error", "launch error",
-                                          "mismatch"};
+typedef enum { F_NONE, F_COMPILE, F_REFERENCE, F_FACT, F_LAUNCH, F_MISMATCH } fclass;
+static const char *const fclass_name[] = {"ok", "compile error", "reference (interpreter) error",
+                                          "unsound axisinfo fact", "launch error", "mismatch"};
 
 typedef struct {
     fclass cls;
+    int sub;             /* F_FACT: which fact (the shrinker keeps it): 1 contig, 2 const, 3 div at run starts, 4 div (contig 1) */
     char msg[2048];
     int vector_accesses; /* ld/st.global.v* in the PTX (GPU, --ptx) */
     int entries[3];      /* launches predicted on d16 / eq1 / fallback entries */
@@ -958,6 +1027,123 @@ done:
     }
 }
 
+/* ---- the facts oracle ----
+ * axisinfo's facts about `e` and `m` (--emit=ir-after=axisinfo: the d16
+ * plan, every pointer and integer argument divisible by 16) must hold for
+ * their values in run 0, whose integer arguments (and n) are all multiples
+ * of 16. This needs no GPU: a too-strong fact is found here even where
+ * vectorize does not (yet) act on it. Semantics (axisinfo.h), per dim d:
+ * at an index not a multiple of contig[d] the value is the previous one
+ * along d plus 1; not a multiple of const[d], equal to it; at a multiple of
+ * contig[d], divisible by div[d]. */
+
+typedef struct {
+    int id, rank;
+    int64_t contig[2], div[2], cnst[2];
+    char line[160]; /* the IR line that defines the value */
+} vfacts;
+
+/* The value named `name` (the printer's "// name" comment on the line that
+ * defines it) and its facts; false if the dump has no such line (a let
+ * that only renames, e.g. broadcast_to of a full-shape arange). */
+static bool find_facts(const char *ir, const char *name, vfacts *F) {
+    memset(F, 0, sizeof *F);
+    char tail[32];
+    snprintf(tail, sizeof tail, "  // %s\n", name);
+    const char *end = strstr(ir, "// axisinfo @");
+    const char *hit = NULL;
+    for (const char *p = strstr(ir, tail); p && (!end || p < end); p = strstr(p + 1, tail)) hit = p;
+    if (!hit) return false;
+    const char *bol = hit;
+    while (bol > ir && bol[-1] != '\n') bol--;
+    snprintf(F->line, sizeof F->line, "%.*s", (int)(hit - bol), bol);
+    const char *pc = strchr(bol, '%');
+    if (!pc || pc > hit || sscanf(pc + 1, "%d", &F->id) != 1) return false;
+    char key[32];
+    snprintf(key, sizeof key, "// %%%d: contig=[", F->id);
+    const char *f = end ? strstr(end, key) : NULL;
+    if (!f) return false;
+    long long a[2], b[2], c[2];
+    int n = sscanf(f + strlen(key), "%lld, %lld] div=[%lld, %lld] const=[%lld, %lld]", &a[0], &a[1], &b[0], &b[1],
+                   &c[0], &c[1]);
+    if (n == 6) F->rank = 2;
+    else if (sscanf(f + strlen(key), "%lld] div=[%lld] const=[%lld]", &a[0], &b[0], &c[0]) == 3) F->rank = 1;
+    else return false;
+    for (int d = 0; d < F->rank; d++) F->contig[d] = a[d], F->div[d] = b[d], F->cnst[d] = c[d];
+    return true;
+}
+
+/* The mask's value at a point (1 = on). */
+static int64_t mask_value(const kspec *K, const point *p) {
+    int64_t lin = K->rank == 1 ? (int64_t)p->pid * K->b0 + p->i0 : ((int64_t)p->pid * K->b0 + p->i0) * K->b1 + p->i1;
+    int64_t e = eval(K, K->root, p);
+    bool on = true;
+    if (K->mask & MK_N) on = on && lin < K->n[p->run];
+    if (K->mask & MK_AR) on = on && (K->rank == 2 && K->mask_ar_dim ? p->i1 : p->i0) < K->mask_ar_c;
+    if (K->mask & MK_E) on = on && (K->mask_e_ge ? e >= K->mask_e_c : e < K->mask_e_c);
+    return on;
+}
+
+static bool check_value_facts(const kspec *K, const vfacts *F, bool is_mask, const char *name, outcome *O) {
+    if (F->rank != K->rank) return true; /* not the value we think it is */
+    int n0 = K->b0, n1 = K->rank == 2 ? K->b1 : 1, per = n0 * n1;
+    int64_t *v = malloc(sizeof *v * (size_t)per);
+    if (!v) return true;
+    bool ok = true;
+    for (int pid = 0; pid < K->grid && ok; pid++) {
+        for (int i = 0; i < per; i++) {
+            point p = {0, pid, i / n1, i % n1};
+            v[i] = is_mask ? mask_value(K, &p) : eval(K, K->root, &p);
+        }
+        for (int i = 0; i < per && ok; i++) {
+            int idx[2] = {i / n1, i % n1};
+            for (int d = 0; d < K->rank && ok; d++) {
+                int step = d == 0 ? n1 : 1; /* the previous element along d */
+                const char *why = NULL;
+                int sub = 0;
+                int64_t c = F->contig[d] > 0 ? F->contig[d] : 1, k = F->cnst[d] > 0 ? F->cnst[d] : 1;
+                int64_t q = F->div[d] > 0 ? F->div[d] : 1;
+                if (!is_mask && idx[d] % c != 0 && v[i] != v[i - step] + 1) why = "not contiguous", sub = 1;
+                else if (idx[d] % k != 0 && v[i] != v[i - step]) why = "not constant", sub = 2;
+                else if (!is_mask && idx[d] % c == 0 && v[i] % q != 0) {
+                    why = c > 1 ? "not divisible at a run start" : "not divisible (contig 1: every element)";
+                    sub = c > 1 ? 3 : 4;
+                }
+                if (why) {
+                    ok = false;
+                    char at[64];
+                    if (K->rank == 1) snprintf(at, sizeof at, "[%d]", idx[0]);
+                    else snprintf(at, sizeof at, "[%d, %d]", idx[0], idx[1]);
+                    char prev[48] = "";
+                    if (idx[d] > 0) snprintf(prev, sizeof prev, " (previous along dim %d: %lld)", d, (long long)v[i - step]);
+                    char fx[160];
+                    if (K->rank == 1)
+                        snprintf(fx, sizeof fx, "contig=[%lld] div=[%lld] const=[%lld]", (long long)F->contig[0],
+                                 (long long)F->div[0], (long long)F->cnst[0]);
+                    else
+                        snprintf(fx, sizeof fx, "contig=[%lld, %lld] div=[%lld, %lld] const=[%lld, %lld]",
+                                 (long long)F->contig[0], (long long)F->contig[1], (long long)F->div[0],
+                                 (long long)F->div[1], (long long)F->cnst[0], (long long)F->cnst[1]);
+                    fail_msg(O, F_FACT, "%s (%s) has %s, but in run 0 at pid %d, element %s: %s = %lld%s: %s along dim %d",
+                             name, F->line + strspn(F->line, " "), fx, pid, at, name, (long long)v[i], prev, why, d);
+                    O->sub = sub;
+                }
+            }
+        }
+    }
+    free(v);
+    return ok;
+}
+
+static bool check_facts(blkc_ctx *c, const kspec *K, outcome *O) {
+    const char *ir = blkc_emit(c, "ir-after=axisinfo");
+    if (!ir) return true;
+    vfacts F;
+    if (find_facts(ir, "e", &F) && !check_value_facts(K, &F, false, "e", O)) return false;
+    if (K->mask && find_facts(ir, "m", &F) && !check_value_facts(K, &F, true, "m", O)) return false;
+    return true;
+}
+
 static int count_substr(const char *s, const char *w) {
     int n = 0;
     for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) n++;
@@ -981,10 +1167,12 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
         fail_msg(O, F_COMPILE, "blk does not generate code for %s", dinfo.arch);
         goto done;
     }
+    if (o->facts) blkc_set_dump_after(c, "axisinfo");
     if (blkc_load_source(c, "idx.blk", src, strlen(src)) != BLK_OK || blkc_build(c, "idx") != BLK_OK) {
         fail_msg(O, F_COMPILE, "blkc: %s", blkc_diagnostics(c));
         goto done;
     }
+    if (o->facts && !check_facts(c, K, O)) goto done;
     if (!o->cpu || o->ptx) {
         /* an eq1 variant for each launch key that holds one (the defaults are d16 + fallback) */
         for (int r = 0; r < K->nruns; r++) {
@@ -1144,7 +1332,7 @@ static void shrink(const options *o, kspec *K, kderived *D, outcome *O, double d
             outcome CO;
             tries++;
             run_kernel(o, &C, &CD, &CO);
-            if (CO.cls == O->cls) {
+            if (CO.cls == O->cls && CO.sub == O->sub) {
                 *K = C, *D = CD, *O = CO;
                 taken++;
                 progress = true;
@@ -1201,7 +1389,8 @@ static int open_device(const options *o) {
 
 static void usage(void) {
     fprintf(stderr, "usage: index_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--keep DIR]\n"
-                    "                  [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb] [--dry-run]\n");
+                    "                  [--max-seconds T] [--ptx] [--facts] [--no-shrink] [--verbose] [--perturb]\n"
+                    "                  [--dry-run]\n");
 }
 
 int main(int argc, char **argv) {
@@ -1224,6 +1413,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--verbose")) o.verbose = true;
         else if (!strcmp(a, "--perturb")) o.perturb = true; /* self-test: every kernel must fail */
         else if (!strcmp(a, "--dry-run")) o.dry_run = true;
+        else if (!strcmp(a, "--facts")) o.facts = true;
         else {
             usage();
             return 2;
