@@ -1352,8 +1352,8 @@ static void keep_kernel(const options *o, const kspec *K, const kderived *D, int
     FILE *f = fopen(path, "w");
     if (!f) return;
     char *src = kernel_source(K, D);
-    fprintf(f, "// index_diff --seed %llu --only %d%s\n", (unsigned long long)o->seed, index,
-            tag[0] ? " (shrunk)" : "");
+    fprintf(f, "// %sindex_diff --seed %llu --only %d%s\n", tag[0] ? "shrunk from " : "", (unsigned long long)o->seed,
+            index, o->facts ? " --facts" : "");
     for (int r = 0; r < K->nruns; r++) {
         fprintf(f, "// run %d: grid %d", r, K->grid);
         for (int a = 0; a < K->nargs; a++) fprintf(f, " a%d=%lld", a, (long long)K->argv[r][a]);
