@@ -3,12 +3,15 @@
 #
 #   bash tests/gpu/bundle.sh build-carry
 #
-# Builds gpu_check and index_diff self-contained (LLVM linked statically: -DBLK_LLVM_STATIC=ON,
+# Builds gpu_check self-contained (LLVM linked statically: -DBLK_LLVM_STATIC=ON,
 # Release) in build-gc-static/, strips it and puts into DIR (a path inside the
 # repo that .gitignore ignores, e.g. build-carry/, so that the device call must
 # name it in `carry`):
-#   gpu_check           the GPU suite + compile-bench + launch-bench + a PTX emitter
-#   index_diff          random index arithmetic, GPU against the interpreter
+#   gpu_check           the GPU suite + compile-bench + launch-bench + a PTX emitter,
+#                       and `gpu_check index-diff ARGS`: index_diff (random index
+#                       arithmetic, GPU against the interpreter). It is the
+#                       gpu_tools target: one binary, since LLVM static twice
+#                       (~41 MB each) would not fit the 64 MiB tree
 #   libblkrt.so         the runtime for bindings (Python ctypes)
 #   run_on_device.sh    a copy of tests/gpu/run_on_device.sh
 #   MANIFEST            what was built, from which commit, sizes, ldd
@@ -22,25 +25,22 @@ BUILD=${BLK_BUNDLE_BUILD:-$ROOT/build-gc-static}
 JOBS=${JOBS:-2}
 
 cmake -S "$ROOT" -B "$BUILD" -DBLK_LLVM_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-make -C "$BUILD" -j"$JOBS" gpu_check index_diff blkrt_shared >/dev/null
+make -C "$BUILD" -j"$JOBS" gpu_tools blkrt_shared >/dev/null
 
 mkdir -p "$DIR"
 rm -f "$DIR/gpu_check" "$DIR/index_diff" "$DIR/libblkrt.so" "$DIR/run_on_device.sh" "$DIR/MANIFEST"
-strip -o "$DIR/gpu_check" "$BUILD/tests/gpu/gpu_check"
-strip -o "$DIR/index_diff" "$BUILD/tests/gpu/index_diff"
+strip -o "$DIR/gpu_check" "$BUILD/tests/gpu/gpu_tools"
 strip --strip-unneeded -o "$DIR/libblkrt.so" "$BUILD/runtime/libblkrt.so"
 cp "$ROOT/tests/gpu/run_on_device.sh" "$DIR/run_on_device.sh"
-chmod +x "$DIR/gpu_check" "$DIR/index_diff" "$DIR/run_on_device.sh"
+chmod +x "$DIR/gpu_check" "$DIR/run_on_device.sh"
 
 # Only the C/C++ runtime may remain dynamic: the GPU machine has no LLVM.
-for exe in gpu_check index_diff; do
-  bad=$(ldd "$DIR/$exe" | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libdl\.so|libpthread\.so|librt\.so' || true)
-  if [ -n "$bad" ]; then
-    echo "bundle.sh: $exe needs libraries the GPU machine may not have:" >&2
-    echo "$bad" >&2
-    exit 1
-  fi
-done
+bad=$(ldd "$DIR/gpu_check" | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libdl\.so|libpthread\.so|librt\.so' || true)
+if [ -n "$bad" ]; then
+  echo "bundle.sh: gpu_check needs libraries the GPU machine may not have:" >&2
+  echo "$bad" >&2
+  exit 1
+fi
 glibc=$(objdump -T "$DIR/gpu_check" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)
 glibcxx=$(objdump -T "$DIR/gpu_check" | grep -o 'GLIBCXX_[0-9.]*' | sort -uV | tail -1 || true)
 {

@@ -54,11 +54,10 @@
  * oracle below); off by default while axisinfo has known findings
  * (docs/reliability.md).
  * --perturb flips a bit of every launch's out[0] (every kernel must fail:
- * a self-test of the comparison and the shrinker). BLK_GPU_ARCH=sm_80 compiles for sm_80 instead of the
- * device's own arch (as gpu_check does).
+ * a self-test of the comparison and the shrinker). BLK_GPU_ARCH=sm_80
+ * compiles for sm_80 instead of the device's own arch (as gpu_check does).
  */
 #define _GNU_SOURCE
-#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -75,7 +74,9 @@
 #include "../runtime/fake_cuda.h"
 
 /* LLVM's static libraries call arc4random (glibc 2.36); defined here the
- * static bundle needs only glibc 2.34 (see gpu_check.c). */
+ * static bundle needs only glibc 2.34 (see gpu_check.c). In the multi-call
+ * binary (INDEX_DIFF_MULTICALL, below) gpu_check.c defines it. */
+#ifndef INDEX_DIFF_MULTICALL
 uint32_t arc4random(void) {
     uint32_t v = 0;
     if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
@@ -85,6 +86,7 @@ uint32_t arc4random(void) {
     }
     return v;
 }
+#endif
 
 static double now_s(void) {
     struct timespec ts;
@@ -739,9 +741,8 @@ static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
         K->ptr_form = rnd(&R, 3);
         K->extra_off = chance(&R, 50) ? 0 : rnd(&R, 40);
         K->root = gen_expr(&R, K, 1 + rnd(&R, 4), idx64, 0);
-        if (K->root < 0) continue;
         ival v;
-        bool ok = interval(K, K->root, &v);
+        bool ok = K->root >= 0 && interval(K, K->root, &v);
         /* too wide a range for the buffers: fold it with a remainder */
         if (ok && v.hi - v.lo + 40 > MAX_SPAN / 2) {
             int c = leaf(K, N_CONST, 17 + rnd(&R, 4080));
@@ -774,6 +775,7 @@ typedef struct {
 static blkrt_device *dev;
 static blkrt_device_info dinfo;
 static bool device_lost;
+static char prog_name[256] = "index_diff"; /* how to run this program again (reproduce lines) */
 static fake_api fake; /* --dry-run on the fake driver: its launch record */
 static bool have_fake;
 
@@ -837,14 +839,10 @@ static bool run_key(const kspec *K, int r, char *key, size_t n) {
         size_t l = strlen(key);
         if (c) snprintf(key + l, n - l, ",a%d=%s", a, c);
     }
-    if (K->mask & MK_N && K->n[r] % 16 == 0) {
+    if (K->mask & MK_N && (K->n[r] == 1 || K->n[r] % 16 == 0)) {
         size_t l = strlen(key);
         snprintf(key + l, n - l, ",n=%s", K->n[r] == 1 ? "eq1" : "d16");
-    }
-    if (K->mask & MK_N && K->n[r] == 1) {
-        size_t l = strlen(key);
-        snprintf(key + l, n - l, ",n=eq1");
-        eq1 = true;
+        eq1 |= K->n[r] == 1;
     }
     return eq1;
 }
@@ -1352,7 +1350,7 @@ static void keep_kernel(const options *o, const kspec *K, const kderived *D, int
     FILE *f = fopen(path, "w");
     if (!f) return;
     char *src = kernel_source(K, D);
-    fprintf(f, "// %sindex_diff --seed %llu --only %d%s\n", tag[0] ? "shrunk from " : "", (unsigned long long)o->seed,
+    fprintf(f, "// %s%s --seed %llu --only %d%s\n", tag[0] ? "shrunk from " : "", prog_name, (unsigned long long)o->seed,
             index, o->facts ? " --facts" : "");
     for (int r = 0; r < K->nruns; r++) {
         fprintf(f, "// run %d: grid %d", r, K->grid);
@@ -1393,6 +1391,25 @@ static void usage(void) {
                     "                  [--dry-run]\n");
 }
 
+/* The carry bundle's gpu_check is one binary with this program in it (LLVM
+ * linked statically is ~40 MB: two such binaries would not fit the 64 MiB
+ * that travels to the GPU machine). tests/gpu/CMakeLists.txt builds it as
+ * gpu_tools from gpu_check.c (its main renamed gpu_check_main) and this file
+ * with INDEX_DIFF_MULTICALL: `gpu_check index-diff ARGS` runs index_diff,
+ * anything else is gpu_check unchanged. */
+#ifdef INDEX_DIFF_MULTICALL
+int gpu_check_main(int argc, char **argv);
+static int index_diff_main(int argc, char **argv);
+int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "index-diff")) {
+        snprintf(prog_name, sizeof prog_name, "%s index-diff", argv[0]);
+        return index_diff_main(argc - 1, argv + 1);
+    }
+    return gpu_check_main(argc, argv);
+}
+#define main index_diff_main
+static
+#endif
 int main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0);
     options o = {.count = 100, .only = -1, .shrink = true};
@@ -1476,7 +1493,8 @@ int main(int argc, char **argv) {
             }
             char devname[16];
             snprintf(devname, sizeof devname, o.cpu ? "cpu" : "%d", o.ordinal);
-            printf("reproduce: index_diff --device %s --seed %llu --only %d\n", devname, (unsigned long long)o.seed, ki);
+            printf("reproduce: %s --device %s --seed %llu --only %d%s\n", prog_name, devname, (unsigned long long)o.seed,
+                   ki, o.facts ? " --facts" : "");
         }
         if ((ki - first + 1) % 500 == 0)
             printf("... %d kernels, %d failed, %.1f s\n", ki - first + 1, failed, now_s() - t0);

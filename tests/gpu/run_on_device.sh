@@ -36,8 +36,7 @@ mkdir -p "$OUT"
 T0=$(date +%s)
 export BLKRT_CACHE_DIR=   # no blk disk cache: every module is compiled here
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-GC="$B/gpu_check"
-ID="$B/index_diff"
+GC="$B/gpu_check"   # also index_diff: "$GC" index-diff ARGS (bundle.sh)
 LOG="$OUT/gpu_check.txt"
 ILOG="$OUT/index_diff.txt"
 BLOG="$OUT/gpu_bench_host.txt"
@@ -119,15 +118,15 @@ fi
 # step's timeout, so it ends with its summary line rather than being killed.
 INDEX_RC=skipped
 if want indexdiff; then
-  if [ -x "$ID" ]; then
+  if "$GC" index-diff --help 2>&1 | grep -q 'usage: index_diff'; then   # an older bundle has no index-diff
     isec=${BLK_INDEX_DIFF_SECONDS:-90}
     read -r -a IARGS <<< "${BLK_INDEX_DIFF_ARGS:---count 3000}"
-    run_step indexdiff $((isec + 30)) "$ILOG" "$ID" --device 0 --max-seconds "$isec" "${IARGS[@]}"
+    run_step indexdiff $((isec + 30)) "$ILOG" "$GC" index-diff --device 0 --max-seconds "$isec" "${IARGS[@]}"
     INDEX_RC=$RC
     SUMMARY+=("indexdiff: rc=$RC ${DUR}s: $(grep -E '^[0-9]+ kernels: ' "$ILOG" | tail -1)")
   else
     INDEX_RC=1
-    SUMMARY+=("indexdiff: no $ID in the bundle (rebuild it with bundle.sh)")
+    SUMMARY+=("indexdiff: $GC has no index-diff (an older bundle: rebuild it with bundle.sh)")
   fi
 fi
 
