@@ -452,6 +452,36 @@ static int stored_colv(cg_val x, blk_dtype t, int kdim) {
     return f.reg_order[0];
 }
 
+/* The A operand straight from registers (attention's P): a 16-bit value in
+ * an accumulator layout with all warps along M (Wn = 1) and the dot's own
+ * warp rows. Its registers (2i, 2i+1) x (4s .. 4s+3) are exactly the A
+ * fragment of m tile i, k step s: the accumulator's c0 c1 / c2 c3 of the n8
+ * tiles 2s and 2s+1 are a0a1 / a2a3 and a4a5 / a6a7 (TENSORCORES.md). */
+static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L) {
+    blk_dtype dt = (blk_dtype)t.dtype;
+    if (!av.set || !av.lay || (dt != DT_BF16 && dt != DT_F16 && dt != DT_F8E4M3 && dt != DT_F8E5M2)) return false;
+    return lay_is_mma_acc(av.lay, 2, t.shape) && av.lay->wpc[1] == 1 && L->wpc[1] == 1 &&
+           av.lay->wpc[0] == L->wpc[0] && t.shape[1] % 16 == 0;
+}
+
+static LLVMValueRef pack2(cg_ctx *C, blk_dtype t, LLVMValueRef lo, LLVMValueRef hi) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef l = LLVMBuildZExt(b, stored_bits(C, LOC_NONE, t, false, lo), C->i32, "");
+    LLVMValueRef h = LLVMBuildZExt(b, stored_bits(C, LOC_NONE, t, false, hi), C->i32, "");
+    return LLVMBuildOr(b, l, LLVMBuildShl(b, h, cg_const_i32(C, 16), ""), "");
+}
+
+static void a_fragment(cg_ctx *C, cg_val av, ir_type t, int i, int s, LLVMValueRef *out) {
+    cg_lay_info li;
+    cg_lay_shape(av.lay, 2, t.shape, &li);
+    blk_dtype dt = (blk_dtype)t.dtype;
+    for (int q = 0; q < 4; q++) {
+        int k0 = 2 * i + (q & 1), k1 = 4 * s + 2 * (q >> 1);
+        LLVMValueRef lo = av.v[cg_reg_of(&li, (int[]){k0, k1})], hi = av.v[cg_reg_of(&li, (int[]){k0, k1 + 1})];
+        out[q] = pack2(C, dt, lo, hi);
+    }
+}
+
 static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
     LLVMBuilderRef b = C->b;
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
@@ -465,6 +495,8 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
      * staged here from registers into the scratch (a first, 128-byte aligned) */
     sm_tile ta_t, tb_t;
     bool ares = resident_tile(C, a, &ta_t), bres = resident_tile(C, bo, &tb_t);
+    bool areg = !ares && a_in_registers(av, a->type, L);
+    ares |= areg; /* nothing to stage for a */
     if (!ares || !bres) {
         int acv = stored_colv(av, ta, 1), bcv = stored_colv(bv, ta, 0);
         int64_t abytes = ares ? 0 : (acv == 1 ? (int64_t)M * Kp : (int64_t)K * M) * e;
@@ -506,7 +538,8 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
 
     for (int s = 0; s < Kp / mk.kstep; s++) {
         LLVMValueRef af[16][4], bfr[64][2];
-        for (int i = 0; i < mt && i < 16; i++) {
+        for (int i = 0; i < mt && i < 16 && areg; i++) a_fragment(C, av, a->type, i, s, af[i]);
+        for (int i = 0; i < mt && i < 16 && !areg; i++) {
             /* matrix q: rows R(i) (+8*Wm for odd q), k chunk 2s (+1 for q >= 2) */
             LLVMValueRef mrow = LLVMBuildAdd(b, rowbase, LLVMBuildMul(b, qlo, cg_const_i32(C, 8 * Wm), ""), "");
             mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * Wm * i), "");

@@ -136,16 +136,24 @@ static int loop_bytes(pl_ctx *P, ir_inst *loop) {
     return total;
 }
 
-/* Fewer stages, then no rings, then nothing, until the loop fits. */
+/* One stage fewer at a time (down to 2), then no rings, then nothing, until
+ * the loop fits. */
 static void fit(pl_ctx *P, ir_inst *loop) {
     int room = P->smem_budget - 48 * 1024;
-    for (int pass = 0; pass < 3 && loop_bytes(P, loop) > room; pass++)
+    bool shrunk = true;
+    while (loop_bytes(P, loop) > room && shrunk) {
+        shrunk = false;
+        for (int i = 0; i < P->t->num_values; i++) {
+            pl_entry *e = &P->t->e[i];
+            if (e->kind == PL_RING && e->loop == loop && e->stages > 2) e->stages--, shrunk = true;
+        }
+    }
+    for (int pass = 0; pass < 2 && loop_bytes(P, loop) > room; pass++)
         for (int i = 0; i < P->t->num_values; i++) {
             pl_entry *e = &P->t->e[i];
             if (e->kind == PL_NONE || e->loop != loop) continue;
-            if (pass == 0 && e->kind == PL_RING && e->stages > 2) e->stages = 2;
-            else if (pass == 1 && e->kind == PL_RING) e->kind = PL_NONE, P->t->why[i] = "the ring does not fit";
-            else if (pass == 2) e->kind = PL_NONE, P->t->why[i] = "the tiles do not fit";
+            if (pass == 0 && e->kind == PL_RING) e->kind = PL_NONE, P->t->why[i] = "the ring does not fit";
+            else if (pass == 1) e->kind = PL_NONE, P->t->why[i] = "the tiles do not fit";
         }
 }
 

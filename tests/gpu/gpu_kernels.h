@@ -101,6 +101,11 @@ static const gk_kernel gk_table[] = {
      {"", "BM=128 BN=128 BK=32"},
      {"m=64 n=128 k=64", "m=70 n=130 k=33", "m=256 n=256 k=192"},
      TOL_BF16_MATH},
+    /* ---- matmul.blk: the stdlib GEMM (grouped tile order, cp.async rings) ---- */
+    {"matmul.blk", "matmul", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4"},
+     {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
+     TOL_BF16},
     /* ---- fused_attn.blk, attn_variants.blk: attention on the tensor cores ---- */
     {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
