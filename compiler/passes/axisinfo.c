@@ -82,6 +82,17 @@ static bool is_uniform(const ax_info *i, const ir_value *v) {
     return true;
 }
 
+/* The divisibility of the run starts of x along d when the result's runs
+ * are c long: x's own (its runs' first elements) where a run of the result
+ * starts only where one of x does or x is constant, else gcd(div, c) — the
+ * result's runs start inside x's runs, c apart. With c = 1 this is the
+ * divisibility of every element: 1 for a contiguous x (r + r is not
+ * divisible by anything: index_diff --facts, X1; it became a misaligned
+ * 16-byte load through expand_dims, X2). */
+static int64_t div_at(const ax_info *x, int d, int64_t c) {
+    return x->contig[d] > 1 && c < x->contig[d] ? gcd64(x->div[d], c) : x->div[d];
+}
+
 static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
     ir_value *a = in->operands[0], *b = in->operands[1], *r = in->results[0];
     const ax_info *x = ax_get(C->t, a), *y = ax_get(C->t, b);
@@ -109,7 +120,7 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
             if (!dtype_is_int(dt)) break;
             o->contig[d] = max64(gcd64(x->contig[d], y->constancy[d]),
                                  in->op == IR_ADD ? gcd64(x->constancy[d], y->contig[d]) : 1);
-            o->div[d] = gcd64(x->div[d], y->div[d]);
+            o->div[d] = gcd64(div_at(x, d, o->contig[d]), div_at(y, d, o->contig[d]));
             break;
         case IR_MUL:
             if (!dtype_is_int(dt)) break;
@@ -130,7 +141,7 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
              * pointer block plus a uniform offset (x + offs + 64) */
             o->contig[d] = max64(max64(gcd64(x->constancy[d], y->contig[d]),
                                        gcd64(x->contig[d], y->constancy[d])), 1);
-            o->div[d] = gcd64(x->div[d], cap(y->div[d] * eb));
+            o->div[d] = gcd64(div_at(x, d, o->contig[d]), cap(div_at(y, d, o->contig[d]) * eb));
             break;
         }
         case IR_CMP:
@@ -159,8 +170,11 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
              * Tensor cores I: one ld.v4 where the interpreter reads x[8], x[5],
              * x[6], x[7]). */
             if (dtype_is_int(dt) && (x->nonneg || uns) && y->constancy[d] >= dim(b, d) && y->contig[d] == 1) {
-                o->contig[d] = gcd64(x->contig[d], y->div[d]);
-                o->div[d] = gcd64(x->div[d], y->div[d]);
+                /* a run of x starting at a multiple of g = gcd(contig, div(x),
+                 * div(c)) stays contiguous for g elements: (1 + r) % 2 is not
+                 * contiguous in pairs (index_diff --facts, X3) */
+                o->contig[d] = gcd64(x->contig[d], gcd64(x->div[d], y->div[d]));
+                o->div[d] = gcd64(div_at(x, d, o->contig[d]), y->div[d]);
             }
             break;
         default:

@@ -56,6 +56,7 @@ static const gk_kernel gk_table[] = {
      {"", "B=64"},
      {"g=1", "g=3", "g=100"},
      TOL_EXACT},
+    {"../tests/gpu/index.blk", "mis2", "x:in(1024) out:out(1024)", "1", NULL, {""}, {"n=1"}, TOL_EXACT},
     {"../tests/gpu/index.blk", "loopptr", "x:in(g*B*n) out:out(g*B) n:=n", "g", NULL,
      {"", "B=128"},
      {"g=1 n=1", "g=2 n=3", "g=16 n=16", "g=5 n=33"},
