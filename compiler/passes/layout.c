@@ -535,9 +535,9 @@ static void fwd_region(lay_ctx *L, ir_region *r) {
  * layout, converting through shared memory twice per iteration. So before
  * the backward walk, each dot's result and accumulator operand want the
  * accumulator layout, and that want flows forward — through elementwise
- * ops, reductions (as a slice), expand_dims, broadcasts, and from a loop's
- * yield into the loop-carried value, its init and the loop's result — to a
- * fixed point. Attention's acc, m_i and l_i thus stay in the accumulator
+ * ops, reductions (as a slice), expand_dims, broadcasts, an if's yields into
+ * its results, and from a loop's yield into the loop-carried value, its init
+ * and the loop's result — to a fixed point. Attention's acc, m_i and l_i thus stay in the accumulator
  * layout and its row slice across iterations. */
 
 typedef void (*inst_fn)(lay_ctx *L, ir_inst *in, void *arg);
@@ -569,6 +569,15 @@ static void for_carried(ir_inst *loop, int k, ir_value **arg, ir_value **init, i
 
 static void chain_step(lay_ctx *L, ir_inst *in, void *arg) {
     chain_ctx *c = arg;
+    if (in->op == IR_IF) { /* a result is reached when a branch yields a reached value */
+        for (int r = 0; r < in->num_regions; r++) {
+            ir_inst *y = terminator(in->regions[r]);
+            if (y && y->op == IR_YIELD)
+                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
+                    if (marked(L, c->mark, y->operands[k])) mark_val(L, c, in->results[k]);
+        }
+        return;
+    }
     if (in->op == IR_FOR) {
         ir_inst *y = terminator(in->regions[0]);
         if (y && y->op == IR_YIELD)
@@ -676,6 +685,14 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
         }
         return;
     }
+    case IR_IF:
+        for (int r = 0; r < in->num_regions; r++) {
+            ir_inst *y = terminator(in->regions[r]);
+            if (y && y->op == IR_YIELD)
+                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
+                    seed_want(L, s, in->results[k], seeded_want(L, s, y->operands[k]));
+        }
+        return;
     case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION: {
         const lay_layout *w = seeded_want(L, s, in->operands[0]);
         if (w && res && res->type.rank) seed_want(L, s, res, lay_slice(L->a, w, in->axis));

@@ -153,7 +153,8 @@ if [ -n "$CS" ]; then
     rk=()
     for k in softmax softmax_online log_softmax cross_entropy layernorm_fwd layernorm_bwd rmsnorm layernorm add_layernorm row_sum \
              row_max_argmax col_sum cumsum_rows topk_rows transpose moe_router moe_aux_loss \
-             sort_rows_f32 sort_rows_f16 sort_rows_i32 sort_cols_f32 sort_topk_f32 sort_topk_i32; do
+             sort_rows_f32 sort_rows_f16 sort_rows_i32 sort_cols_f32 sort_topk_f32 sort_topk_i32 \
+             mm_bf16 mm_f16_tt mm_tf32 mm_i8 mm_e4m3 mm_epilogue matmul attn_fwd linear_attn; do
       rk+=(--kernel "$k")
     done
     echo "==== racecheck ====" >> "$SAN"
