@@ -482,6 +482,63 @@ static void a_fragment(cg_ctx *C, cg_val av, ir_type t, int i, int s, LLVMValueR
     }
 }
 
+/* Where one warp's fragments come from (lower_mma). */
+typedef struct {
+    const sm_tile *ta, *tb;
+    cg_val av;         /* a's registers when areg */
+    ir_type at;
+    bool areg;
+    int mt, nt, Wm, Wn, N;
+    LLVMValueRef rowbase, colbase, j8, qlo, qhi; /* warp and lane parts of the addresses */
+} frag_ctx;
+
+typedef struct {
+    LLVMValueRef a[16][4], b[64][2];
+} frags;
+
+/* The A and B fragments of k step s (32 bytes of K). */
+static void load_frags(cg_ctx *C, const frag_ctx *F, int s, frags *out) {
+    LLVMBuilderRef b = C->b;
+    const sm_tile *ta = F->ta, *tb = F->tb;
+    int csteps = 2; /* a k step is 32 bytes = 2 chunks of every type */
+    for (int i = 0; i < F->mt && i < 16 && F->areg; i++) a_fragment(C, F->av, F->at, i, s, out->a[i]);
+    for (int i = 0; i < F->mt && i < 16 && !F->areg; i++) {
+        /* matrix q: rows R(i) (+8*Wm for odd q), k chunk 2s (+1 for q >= 2) */
+        LLVMValueRef mrow = LLVMBuildAdd(b, F->rowbase, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8 * F->Wm), ""), "");
+        mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * F->Wm * i), "");
+        LLVMValueRef off;
+        if (ta->colv == 1) {
+            LLVMValueRef row = LLVMBuildAdd(b, mrow, F->j8, "");
+            off = tile_chunk(C, ta, row, LLVMBuildAdd(b, F->qhi, cg_const_i32(C, csteps * s), ""));
+        } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
+            LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qhi, cg_const_i32(C, 8), ""), F->j8, "");
+            row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
+            off = tile_chunk(C, ta, row, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""));
+        }
+        ldmatrix(C, tile_addr32(C, ta, off), 4, ta->colv == 0, out->a[i]);
+    }
+    for (int j = 0; j < F->nt && j < 64; j += 2) {
+        int n = j + 1 < F->nt ? 4 : 2;
+        /* matrix q: n tile j (+1 for q >= 2 when x4), k half q & 1 */
+        LLVMValueRef jj = n == 4 ? LLVMBuildAdd(b, F->qhi, cg_const_i32(C, j), "") : cg_const_i32(C, j);
+        LLVMValueRef ncol = LLVMBuildAdd(b, F->colbase, LLVMBuildMul(b, jj, cg_const_i32(C, 8 * F->Wn), ""), "");
+        ncol = LLVMBuildURem(b, ncol, cg_const_i32(C, F->N), "");
+        LLVMValueRef off;
+        if (tb->colv == 0) {
+            LLVMValueRef row = LLVMBuildAdd(b, ncol, F->j8, "");
+            off = tile_chunk(C, tb, row, LLVMBuildAdd(b, F->qlo, cg_const_i32(C, csteps * s), ""));
+        } else { /* [K][N] */
+            LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8), ""), F->j8, "");
+            row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
+            off = tile_chunk(C, tb, row, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""));
+        }
+        LLVMValueRef d[4];
+        ldmatrix(C, tile_addr32(C, tb, off), n, tb->colv == 1, d);
+        out->b[j][0] = d[0], out->b[j][1] = d[1];
+        if (n == 4) out->b[j + 1][0] = d[2], out->b[j + 1][1] = d[3];
+    }
+}
+
 static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
     LLVMBuilderRef b = C->b;
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
@@ -534,55 +591,25 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     LLVMValueRef qlo = LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), qhi = LLVMBuildLShr(b, q, cg_const_i32(C, 1), "");
     LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, 8), "");             /* R(0) */
     LLVMValueRef colbase = LLVMBuildURem(b, LLVMBuildMul(b, wn, cg_const_i32(C, 8), ""), cg_const_i32(C, N), "");
-    int csteps = 2; /* a k step is 32 bytes = 2 chunks of every type */
 
-    for (int s = 0; s < Kp / mk.kstep; s++) {
-        LLVMValueRef af[16][4], bfr[64][2];
-        for (int i = 0; i < mt && i < 16 && areg; i++) a_fragment(C, av, a->type, i, s, af[i]);
-        for (int i = 0; i < mt && i < 16 && !areg; i++) {
-            /* matrix q: rows R(i) (+8*Wm for odd q), k chunk 2s (+1 for q >= 2) */
-            LLVMValueRef mrow = LLVMBuildAdd(b, rowbase, LLVMBuildMul(b, qlo, cg_const_i32(C, 8 * Wm), ""), "");
-            mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * Wm * i), "");
-            LLVMValueRef off;
-            if (ta_t.colv == 1) {
-                LLVMValueRef row = LLVMBuildAdd(b, mrow, j8, "");
-                off = tile_chunk(C, &ta_t, row, LLVMBuildAdd(b, qhi, cg_const_i32(C, csteps * s), ""));
-            } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
-                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, qhi, cg_const_i32(C, 8), ""), j8, "");
-                row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
-                off = tile_chunk(C, &ta_t, row, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""));
-            }
-            ldmatrix(C, tile_addr32(C, &ta_t, off), 4, ta_t.colv == 0, af[i]);
-        }
-        for (int j = 0; j < nt && j < 64; j += 2) {
-            int n = j + 1 < nt ? 4 : 2;
-            /* matrix q: n tile j (+1 for q >= 2 when x4), k half q & 1 */
-            LLVMValueRef jj = n == 4 ? LLVMBuildAdd(b, qhi, cg_const_i32(C, j), "") : cg_const_i32(C, j);
-            LLVMValueRef ncol = LLVMBuildAdd(b, colbase, LLVMBuildMul(b, jj, cg_const_i32(C, 8 * Wn), ""), "");
-            ncol = LLVMBuildURem(b, ncol, cg_const_i32(C, N), "");
-            LLVMValueRef off;
-            if (tb_t.colv == 0) {
-                LLVMValueRef row = LLVMBuildAdd(b, ncol, j8, "");
-                off = tile_chunk(C, &tb_t, row, LLVMBuildAdd(b, qlo, cg_const_i32(C, csteps * s), ""));
-            } else { /* [K][N] */
-                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, qlo, cg_const_i32(C, 8), ""), j8, "");
-                row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
-                off = tile_chunk(C, &tb_t, row, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""));
-            }
-            LLVMValueRef d[4];
-            ldmatrix(C, tile_addr32(C, &tb_t, off), n, tb_t.colv == 1, d);
-            bfr[j][0] = d[0], bfr[j][1] = d[1];
-            if (n == 4) bfr[j + 1][0] = d[2], bfr[j + 1][1] = d[3];
-        }
+    frag_ctx F = {&ta_t, &tb_t, av, a->type, areg, mt, nt, Wm, Wn, N, rowbase, colbase, j8, qlo, qhi};
+    /* fragments of k step s+1 are loaded before the mma of step s: ldmatrix
+     * latency hides under the tensor cores (double-buffered fragments) */
+    frags cur, nxt;
+    int steps = Kp / mk.kstep;
+    load_frags(C, &F, 0, &cur);
+    for (int s = 0; s < steps; s++) {
+        if (s + 1 < steps) load_frags(C, &F, s + 1, &nxt);
         for (int i = 0; i < mt && i < 16; i++)
             for (int j = 0; j < nt && j < 64; j++) {
                 int reg[4];
                 for (int c = 0; c < 4; c++) reg[c] = cg_reg_of(&li, (int[]){2 * i + (c >> 1), 2 * j + (c & 1)});
                 LLVMValueRef x[4];
                 for (int c = 0; c < 4; c++) x[c] = acc->v[reg[c]];
-                mma(C, &mk, af[i], bfr[j], x);
+                mma(C, &mk, cur.a[i], cur.b[j], x);
                 for (int c = 0; c < 4; c++) acc->v[reg[c]] = x[c];
             }
+        if (s + 1 < steps) cur = nxt;
     }
 }
 
