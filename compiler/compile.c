@@ -1,6 +1,7 @@
 /* compile.c — the public libblkc API (blkc.h) over the stages in compile.h. */
 #include "compile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,8 +99,27 @@ blk_status blkc_define_float(blkc_ctx *c, const char *name, double value) {
     return push_define(c, (compile_define){.name = name, .is_float = true, .fval = value});
 }
 
+/* A string define: an identifier-like word (-D ACT=gelu) or a quoted
+ * string (-D 'ACT="gelu tanh"'); anything else that is not a number stays
+ * an error, so a mistyped number (-D BLOCK=12x) is still reported here. */
+static bool string_define(blkc_ctx *c, const char *value, const char **out) {
+    size_t n = strlen(value);
+    if (n >= 2 && value[0] == '"' && value[n - 1] == '"') {
+        char *s = arena_strdup(c->arena, value + 1);
+        if (s) s[n - 2] = 0;
+        *out = s;
+        return s != NULL;
+    }
+    if (!(isalpha((unsigned char)value[0]) || value[0] == '_')) return false;
+    for (size_t k = 1; k < n; k++)
+        if (!(isalnum((unsigned char)value[k]) || value[k] == '_')) return false;
+    *out = arena_strdup(c->arena, value);
+    return *out != NULL;
+}
+
 /* -D NAME=VALUE: VALUE is an integer (decimal, 0x hex, optional sign),
- * a float (strtod syntax, inf, nan) or true/false. */
+ * a float (strtod syntax, inf, nan), true/false, or a string (see
+ * string_define). */
 blk_status blkc_define(blkc_ctx *c, const char *name, const char *value) {
     if (!value || !*value) {
         diag_error(&c->diag, LOC_NONE, "define '%s' has no value (use -D %s=VALUE)", name, name);
@@ -118,7 +138,9 @@ blk_status blkc_define(blkc_ctx *c, const char *name, const char *value) {
     errno = 0;
     double fv = strtod(value, &end);
     if (*end == 0 && end != value) return blkc_define_float(c, name, fv);
-    diag_error(&c->diag, LOC_NONE, "value of define '%s' is not a number or bool: '%s'", name, value);
+    const char *str;
+    if (string_define(c, value, &str)) return push_define(c, (compile_define){.name = name, .is_str = true, .sval = str});
+    diag_error(&c->diag, LOC_NONE, "value of define '%s' is not a number, bool or name: '%s'", name, value);
     return BLK_ERR_USAGE;
 }
 

@@ -21,9 +21,10 @@
 typedef struct {
     const char *name;
     blk_loc loc;        /* LOC_NONE for API/-D defines */
-    bool is_float, is_bool;
+    bool is_float, is_bool, is_str;
     int64_t ival;
     double fval;
+    const char *sval;   /* is_str: the text (a `const X: str` parameter) */
 } compile_define;
 
 /* A variant requested with blkc_add_variant: "[KERNEL:]NAME=CODE,...". */

@@ -613,6 +613,8 @@ static sema_val pointer_binary(sema *S, int op, sema_val a, sema_val b, blk_loc 
 
 sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, ast_node *lhs, ast_node *rhs) {
     if (a.kind == SV_ERROR || b.kind == SV_ERROR) return sema_error();
+    if (a.kind == SV_STRING && b.kind == SV_STRING && (op == TK_EQ || op == TK_NE)) /* const ACT: str */
+        return sema_bool_const((a.len == b.len && memcmp(a.str, b.str, (size_t)a.len) == 0) == (op == TK_EQ));
     if (!sema_is_numeric(a) || !sema_is_numeric(b)) return invalid_operands(S, op, a, b, op_loc);
     blk_loc aloc = node_loc(lhs, op_loc), bloc = node_loc(rhs, op_loc);
     if (a.type.dtype == DT_PTR || b.type.dtype == DT_PTR) /* pointers are always run-time values */

@@ -332,6 +332,7 @@ static void write_meta(blk_strbuf *out, const ir_func *f, const char *entry, int
     for (int k = 0; k < f->consts.len; k++) {
         const ir_const_binding *cb = &f->consts.data[k];
         if (cb->is_float) sb_printf(out, "%s%s:f32:%.17g", k ? "," : "", cb->name, cb->fval);
+        else if (cb->is_bool) sb_printf(out, "%s%s:bool:%s", k ? "," : "", cb->name, cb->ival ? "true" : "false");
         else sb_printf(out, "%s%s:%s:%lld", k ? "," : "", cb->name,
                        cb->ival >= INT32_MIN && cb->ival <= INT32_MAX ? "i32" : "i64", (long long)cb->ival);
     }

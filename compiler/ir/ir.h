@@ -121,7 +121,7 @@ typedef struct {
     const char *name;
     int64_t ival;       /* integer / bool const value */
     double fval;
-    bool is_float;
+    bool is_float, is_bool;
 } ir_const_binding;
 
 struct ir_func {

@@ -397,6 +397,8 @@ void ir_print_func(blk_strbuf *out, ir_func *f) {
                 char buf[64];
                 format_float(buf, sizeof buf, c->fval, true);
                 sb_puts(out, buf);
+            } else if (c->is_bool) {
+                sb_puts(out, c->ival ? "true" : "false");
             } else {
                 sb_printf(out, "%lld", (long long)c->ival);
             }
