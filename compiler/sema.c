@@ -351,6 +351,14 @@ void sema_report_undefined(sema *S, const char *name, blk_loc loc) {
         if (sema_map_get(&S->fn->undefined, name)) return; /* reported once per function */
         sema_map_put(S->a, &S->fn->undefined, name, (void *)1);
     }
+    /* Python spellings a Triton user brings along */
+    static const char *const python[][2] = {{"True", "true"}, {"False", "false"}, {"elif", "else if"},
+                                            {"and", "&&"}, {"or", "||"}, {"not", "!"}};
+    for (size_t k = 0; k < sizeof python / sizeof python[0]; k++)
+        if (strcmp(name, python[k][0]) == 0) {
+            diag_error(S->d, loc, "undefined name '%s': blk writes '%s'", name, python[k][1]);
+            return;
+        }
     int len = (int)strlen(name);
     suggestion s = {name, NULL, 1 << 30, len <= 2 ? 0 : len <= 5 ? 1 : 2};
     if (s.limit > 0 && !diag_should_stop(S->d)) {
