@@ -217,6 +217,10 @@ static const gk_kernel gk_table[] = {
      {"", "BLOCK=256"}, /* isnan isinf isfinite signbit, clz popc brev bswap mulhi, bitcast: exact */
      {"n=1000", "n=65536", "n=1", "n=300007"},
      TOL_EXACT},
+    {"../tests/gpu/math.blk", "range_countdown", "out:out(n) x:in(n) n:=n", "1", NULL,
+     {""}, /* for k in range(n - 1, -1, -1) */
+     {"n=17", "n=1000", "n=1", "n=0"},
+     TOL_EXACT},
 
     /* ---- elementwise.blk ---- */
     {"elementwise.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)",

@@ -301,6 +301,21 @@ static void casts(void) {
     blkc_free(c);
 }
 
+static void countdown(void) {
+    int32_t x[N], out[N], marks[N], want = 0;
+    for (int i = 0; i < N; i++) x[i] = (int32_t)(h_u32() % 100), marks[i] = -1;
+    blkc_ctx *c = build("countdown");
+    blk_arg args[] = {BLK_PTR(x, sizeof x), BLK_PTR(out, sizeof out), BLK_PTR(marks, sizeof marks)};
+    if (h_run(c, "countdown", 1, 1, 1, args, 3) == 0)
+        for (int i = N - 1; i >= 0; i--) {
+            want += x[i];
+            CHECK(out[i] == want, "countdown out[%d] = %d, want %d", i, out[i], want);
+            int m = (N - 1 - i) % 3 == 0 && i > 0 ? i : -1;
+            CHECK(marks[i] == m, "countdown marks[%d] = %d, want %d", i, marks[i], m);
+        }
+    blkc_free(c);
+}
+
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(0x5eed0015);
@@ -309,5 +324,6 @@ int main(int argc, char **argv) {
     predicates();
     bits();
     casts();
+    countdown();
     return h_finish("test_math");
 }
