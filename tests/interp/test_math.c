@@ -316,6 +316,19 @@ static void countdown(void) {
     blkc_free(c);
 }
 
+static void offsets(void) {
+    int32_t x[N], out[N], rev[N];
+    for (int i = 0; i < N; i++) x[i] = (int32_t)h_u32();
+    blkc_ctx *c = build("offsets");
+    blk_arg args[] = {BLK_PTR(x, sizeof x), BLK_PTR(out, sizeof out), BLK_PTR(rev, sizeof rev)};
+    if (h_run(c, "offsets", 1, 1, 1, args, 3) == 0)
+        for (int i = 0; i < N; i++) {
+            CHECK(out[i] == x[i], "offsets out[%d]", i);
+            CHECK(rev[N - 1 - i] == x[i], "offsets rev[%d]", N - 1 - i);
+        }
+    blkc_free(c);
+}
+
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(0x5eed0015);
@@ -325,5 +338,6 @@ int main(int argc, char **argv) {
     bits();
     casts();
     countdown();
+    offsets();
     return h_finish("test_math");
 }
