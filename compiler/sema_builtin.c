@@ -362,7 +362,10 @@ static sema_val b_fill(sema *S, ast_node *call, ast_node **a, const sema_builtin
 
 static const char *const cache_names[] = {"ca", "cg", "cs", NULL};
 static const char *const evict_names[] = {"first", "last", "normal", NULL};
-static const char *const sem_names[] = {"relaxed", "acq_rel", NULL};
+static const char *const sem_names[] = {"relaxed", "acq_rel", "acquire", "release", NULL};
+/* No "sys": LLVM 22 emits read-modify-writes without a scope (.gpu), which
+ * would not order them with the host; a system scope needs inline PTX. */
+static const char *const scope_names[] = {"gpu", "cta", NULL};
 
 static bool pointer_arg(sema *S, ast_node *n, const sema_builtin *bi, bool writes, sema_val *out) {
     sema_val p = arg(S, n);
@@ -480,7 +483,7 @@ static sema_val b_store(sema *S, ast_node *call, ast_node **a, const sema_builti
     return sema_void();
 }
 
-/* atomic_add/max/min/and/or/xor/xchg(ptr, value, mask?; sem), atomic_cas(ptr, cmp, value; sem) */
+/* atomic_add/max/min/and/or/xor/xchg(ptr, value, mask?; sem, scope), atomic_cas(ptr, cmp, value; sem, scope) */
 static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
     bool cas = bi->op == IR_ATOMIC_CAS;
     sema_val v[3] = {{0}};
@@ -499,9 +502,12 @@ static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_built
             ok = false;
         }
     }
-    int sem = 0;
+    int sem = 0, scope = 0;
     ast_node *sem_node = a[3];
-    if (sem_node && !(sem = string_option(S, sem_node, bi, "memory semantics", sem_names, "\"relaxed\" or \"acq_rel\"")))
+    if (sem_node && !(sem = string_option(S, sem_node, bi, "memory semantics", sem_names,
+                                          "\"relaxed\", \"acq_rel\", \"acquire\" or \"release\"")))
+        ok = false;
+    if (a[4] && !(scope = string_option(S, a[4], bi, "scope", scope_names, "\"gpu\" or \"cta\"")))
         ok = false;
     if (!ok) return sema_error();
     blk_dtype pt = (blk_dtype)v[0].type.pointee;
@@ -529,7 +535,10 @@ static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_built
     ir_inst *i = sema_inst(S, (ir_op)bi->op, call->loc, ops, n, &rt, 1, 0);
     if (!i) return sema_error();
     i->kind = bi->kind;
-    i->sem = sem == 1 ? IR_SEM_RELAXED : IR_SEM_ACQ_REL;
+    static const uint8_t sem_ir[] = {IR_SEM_ACQ_REL, IR_SEM_RELAXED, IR_SEM_ACQ_REL, IR_SEM_ACQUIRE, IR_SEM_RELEASE};
+    static const uint8_t scope_ir[] = {IR_SCOPE_GPU, IR_SCOPE_GPU, IR_SCOPE_CTA};
+    i->sem = sem_ir[sem]; /* 0: not given, acq_rel */
+    i->scope = scope_ir[scope];
     return sema_value(i->results[0]);
 }
 
@@ -1612,14 +1621,14 @@ static const sema_builtin builtins[] = {
     {"store", "ptr, value, mask?; cache, eviction", b_store, IR_STORE, 0, false},
     {"tensor_desc", "base, shape, strides, block", b_tensor_desc, IR_DESC_LOAD, 0, false},
     /* atomics */
-    {"atomic_add", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_ADD, false},
-    {"atomic_max", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MAX, false},
-    {"atomic_min", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MIN, false},
-    {"atomic_and", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_AND, false},
-    {"atomic_or", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_OR, false},
-    {"atomic_xor", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XOR, false},
-    {"atomic_xchg", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XCHG, false},
-    {"atomic_cas", "ptr, cmp, value; sem", b_atomic, IR_ATOMIC_CAS, 0, false},
+    {"atomic_add", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_ADD, false},
+    {"atomic_max", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MAX, false},
+    {"atomic_min", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MIN, false},
+    {"atomic_and", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_AND, false},
+    {"atomic_or", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_OR, false},
+    {"atomic_xor", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XOR, false},
+    {"atomic_xchg", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XCHG, false},
+    {"atomic_cas", "ptr, cmp, value; sem, scope", b_atomic, IR_ATOMIC_CAS, 0, false},
     /* math */
     MATH1("abs", IR_ABS), MATH1("exp", IR_EXP), MATH1("exp2", IR_EXP2), MATH1("log", IR_LOG),
     MATH1("log2", IR_LOG2), MATH1("sqrt", IR_SQRT), MATH1("rsqrt", IR_RSQRT), MATH1("sin", IR_SIN),

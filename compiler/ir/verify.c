@@ -293,7 +293,8 @@ static void check_memory(verifier *V, const ir_inst *i) {
             fail(V, i, "bad atomic kind %d", i->kind);
         else if (i->op == IR_ATOMIC_RMW && i->kind >= IR_ATOM_AND && i->kind <= IR_ATOM_XOR && !is_int(ty(i, 1)))
             fail(V, i, "bitwise atomic on %s", tstr(ty(i, 1), b1));
-        if (i->sem > IR_SEM_RELAXED) fail(V, i, "bad memory semantics %d", i->sem);
+        if (i->sem > IR_SEM_RELEASE) fail(V, i, "bad memory semantics %d", i->sem);
+        if (i->scope > IR_SCOPE_CTA) fail(V, i, "bad atomic scope %d", i->scope);
         break;
     }
     case IR_DESC_LOAD:

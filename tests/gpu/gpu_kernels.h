@@ -222,6 +222,18 @@ static const gk_kernel gk_table[] = {
      {"n=17", "n=1000", "n=1", "n=0"},
      TOL_EXACT},
 
+    /* ---- ../tests/gpu/atomics.blk: ordering between programs (acquire/release fences around relaxed
+     * read-modify-writes, a CTA barrier before a scalar release). A lost update or a stale read changes
+     * the output; the results do not depend on the schedule ---- */
+    {"../tests/gpu/atomics.blk", "ticket_lock", "lock:zero(2) shared_block:zero(B) count:zero(1)", "p", NULL,
+     {"", "B=1024 num_warps=8"},
+     {"p=1", "p=100", "p=2000"},
+     TOL_EXACT},
+    {"../tests/gpu/atomics.blk", "message_pass", "ticket:zero(1) flags:zero(q) data:out(q*B)", "q", NULL,
+     {"", "B=2048 num_warps=8"},
+     {"q=1", "q=64", "q=1000"},
+     TOL_EXACT},
+
     /* ---- elementwise.blk ---- */
     {"elementwise.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)",
      "n<(1<<24) || BLOCK==256", /* 2^24+5 with BLOCK=256: 65537 programs, past 16 bits */
