@@ -60,6 +60,7 @@ struct blkc_ctx {
     VEC(compile_define) defines;
     VEC(compile_unit) units;   /* units.data[0] is the main module */
     int opt_level;
+    bool lineinfo;             /* .file/.loc in the PTX (blkc_set_lineinfo) */
     bool verify_each;
     ir_module *ir;             /* after blkc_build */
     blk_strbuf emit;           /* blkc_emit output */

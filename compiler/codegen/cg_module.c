@@ -265,6 +265,7 @@ static bool too_big(cg_ctx *C, ir_inst *in) {
 }
 
 void cg_region_inst(cg_ctx *C, ir_inst *in) {
+    if (C->lineinfo) cg_lineinfo_at(C, in->loc);
     if (too_big(C, in)) {
         C->failed = true;
         return;
@@ -386,6 +387,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     }
     LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)np, 0));
     C->fn = fn;
+    cg_lineinfo_function(C, fn, f, entry);
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     char nt[32];
     snprintf(nt, sizeof nt, "%d", 32 * C->num_warps);
@@ -558,7 +560,7 @@ static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) 
 }
 
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
-                   const cg_variants *vs, cg_output *out) {
+                   const cg_variants *vs, bool lineinfo, cg_output *out) {
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -598,6 +600,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     LLVMSetDataLayout(C->mod, dls);
     LLVMDisposeMessage(dls);
     LLVMDisposeTargetData(dl);
+    if (lineinfo) cg_lineinfo_begin(C);
 
     blk_strbuf meta;
     sb_init(&meta);
@@ -613,6 +616,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
             bind_eq1(C, entry, variants[i], f->body->args.len);
         }
     }
+    cg_lineinfo_finish(C);
     if (C->failed || d->nerrors > errors0) goto done_meta;
     char *vmsg = NULL;
     if (LLVMVerifyModule(C->mod, LLVMReturnStatusAction, &vmsg)) {
