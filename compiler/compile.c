@@ -55,7 +55,12 @@ void blkc_add_include_dir(blkc_ctx *c, const char *dir) {
 void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir) { c->stdlib_dir = arena_strdup(c->arena, dir); }
 void blkc_set_opt_level(blkc_ctx *c, int level) { c->opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
 void blkc_set_verify_each(blkc_ctx *c, int on) { c->verify_each = on != 0; }
-void blkc_set_lineinfo(blkc_ctx *c, int on) { c->lineinfo = on != 0; }
+void blkc_set_lineinfo(blkc_ctx *c, int on) { c->cg_flags = on ? c->cg_flags | CG_LINEINFO : c->cg_flags & ~(unsigned)CG_LINEINFO; }
+void blkc_set_remarks(blkc_ctx *c, int level) {
+    c->cg_flags &= ~(unsigned)(CG_REMARKS | CG_REMARKS_MISSED);
+    if (level == 1) c->cg_flags |= CG_REMARKS;
+    if (level == 2) c->cg_flags |= CG_REMARKS_MISSED;
+}
 void blkc_set_max_errors(blkc_ctx *c, int n) { c->diag.max_errors = n > 0 ? n : 1; }
 void blkc_set_werror(blkc_ctx *c, int on) { c->diag.werror = on != 0; }
 blk_status blkc_set_arch(blkc_ctx *c, const char *arch) {
@@ -316,7 +321,7 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
             cg_output_free(&c->cg);
             cg_output_init(&c->cg);
             cg_variants vs = {c->no_default_variants, c->cg_variants.data, c->cg_variants.len};
-            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &vs, c->lineinfo, &c->cg);
+            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &vs, c->cg_flags, &c->cg);
             c->cg_done = true;
             c->cg_llvm = llvm;
         }

@@ -60,7 +60,7 @@ struct blkc_ctx {
     VEC(compile_define) defines;
     VEC(compile_unit) units;   /* units.data[0] is the main module */
     int opt_level;
-    bool lineinfo;             /* .file/.loc in the PTX (blkc_set_lineinfo) */
+    unsigned cg_flags;         /* CG_LINEINFO, CG_REMARKS... (blkc_set_lineinfo, blkc_set_remarks) */
     bool verify_each;
     ir_module *ir;             /* after blkc_build */
     blk_strbuf emit;           /* blkc_emit output */

@@ -70,6 +70,8 @@ typedef struct {
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
     cg_lineinfo *lineinfo;    /* -lineinfo: debug locations (NULL: none) */
+    unsigned remarks;         /* CG_REMARKS / CG_REMARKS_MISSED (codegen.h) */
+    const char *entry;        /* the PTX entry being lowered (remarks) */
 } cg_ctx;
 
 /* cg_lineinfo.c: .file/.loc in the PTX (blkc -lineinfo). begin once per

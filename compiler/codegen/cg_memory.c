@@ -257,6 +257,23 @@ static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueR
     cg_inline_asm(C, C->vd, text, cons, args, na, true);
 }
 
+/* blkc -R: the width of this access in this entry and what limited it
+ * (vectorize.h), where the access is written. -Rpass-missed: only the
+ * accesses narrower than the widest (atomics and scalars are what they are). */
+static void remark_access(cg_ctx *C, ir_inst *in, const vec_access *e) {
+    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC;
+    if (!(C->remarks & CG_REMARKS) && !missed) return;
+    ir_value *p = in->operands[0];
+    static const char *const what[] = {[IR_LOAD] = "load", [IR_STORE] = "store", [IR_ATOMIC_RMW] = "atomic",
+                                       [IR_ATOMIC_CAS] = "atomic_cas", [IR_DESC_LOAD] = "descriptor load",
+                                       [IR_DESC_STORE] = "descriptor store"};
+    const char *w = in->op < (int)(sizeof what / sizeof what[0]) && what[in->op] ? what[in->op] : "access";
+    diag_remark(C->diag, in->loc, "%s of %s in %s: %d x %s = %d bytes per access (%s)", w,
+                p->type.rank ? "a block" : "a scalar", C->entry ? C->entry : C->f->name, e->vec,
+                dtype_name((blk_dtype)p->type.pointee), e->bytes ? e->bytes : e->vec * dtype_bytes((blk_dtype)p->type.pointee),
+                vec_limit_name(e->limit));
+}
+
 /* The access's layout and width, as the vectorize pass decided them. */
 static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
     static const vec_access scalar = {NULL, 1, 0, VEC_SCALAR};
@@ -266,6 +283,7 @@ static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return &scalar;
     }
+    if (C->remarks) remark_access(C, in, e);
     return e;
 }
 

@@ -387,6 +387,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     }
     LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)np, 0));
     C->fn = fn;
+    C->entry = entry;
     cg_lineinfo_function(C, fn, f, entry);
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     char nt[32];
@@ -560,7 +561,7 @@ static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) 
 }
 
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
-                   const cg_variants *vs, bool lineinfo, cg_output *out) {
+                   const cg_variants *vs, unsigned flags, cg_output *out) {
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -600,7 +601,8 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     LLVMSetDataLayout(C->mod, dls);
     LLVMDisposeMessage(dls);
     LLVMDisposeTargetData(dl);
-    if (lineinfo) cg_lineinfo_begin(C);
+    if (flags & CG_LINEINFO) cg_lineinfo_begin(C);
+    C->remarks = flags & (CG_REMARKS | CG_REMARKS_MISSED);
 
     blk_strbuf meta;
     sb_init(&meta);
