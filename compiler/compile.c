@@ -1,6 +1,7 @@
 /* compile.c — the public libblkc API (blkc.h) over the stages in compile.h. */
 #include "compile.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -54,6 +55,12 @@ void blkc_add_include_dir(blkc_ctx *c, const char *dir) {
 void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir) { c->stdlib_dir = arena_strdup(c->arena, dir); }
 void blkc_set_opt_level(blkc_ctx *c, int level) { c->opt_level = level < 0 ? 0 : level > 3 ? 3 : level; }
 void blkc_set_verify_each(blkc_ctx *c, int on) { c->verify_each = on != 0; }
+void blkc_set_lineinfo(blkc_ctx *c, int on) { c->cg_flags = on ? c->cg_flags | CG_LINEINFO : c->cg_flags & ~(unsigned)CG_LINEINFO; }
+void blkc_set_remarks(blkc_ctx *c, int level) {
+    c->cg_flags &= ~(unsigned)(CG_REMARKS | CG_REMARKS_MISSED);
+    if (level == 1) c->cg_flags |= CG_REMARKS;
+    if (level == 2) c->cg_flags |= CG_REMARKS_MISSED;
+}
 void blkc_set_max_errors(blkc_ctx *c, int n) { c->diag.max_errors = n > 0 ? n : 1; }
 void blkc_set_werror(blkc_ctx *c, int on) { c->diag.werror = on != 0; }
 blk_status blkc_set_arch(blkc_ctx *c, const char *arch) {
@@ -98,8 +105,27 @@ blk_status blkc_define_float(blkc_ctx *c, const char *name, double value) {
     return push_define(c, (compile_define){.name = name, .is_float = true, .fval = value});
 }
 
+/* A string define: an identifier-like word (-D ACT=gelu) or a quoted
+ * string (-D 'ACT="gelu tanh"'); anything else that is not a number stays
+ * an error, so a mistyped number (-D BLOCK=12x) is still reported here. */
+static bool string_define(blkc_ctx *c, const char *value, const char **out) {
+    size_t n = strlen(value);
+    if (n >= 2 && value[0] == '"' && value[n - 1] == '"') {
+        char *s = arena_strdup(c->arena, value + 1);
+        if (s) s[n - 2] = 0;
+        *out = s;
+        return s != NULL;
+    }
+    if (!(isalpha((unsigned char)value[0]) || value[0] == '_')) return false;
+    for (size_t k = 1; k < n; k++)
+        if (!(isalnum((unsigned char)value[k]) || value[k] == '_')) return false;
+    *out = arena_strdup(c->arena, value);
+    return *out != NULL;
+}
+
 /* -D NAME=VALUE: VALUE is an integer (decimal, 0x hex, optional sign),
- * a float (strtod syntax, inf, nan) or true/false. */
+ * a float (strtod syntax, inf, nan), true/false, or a string (see
+ * string_define). */
 blk_status blkc_define(blkc_ctx *c, const char *name, const char *value) {
     if (!value || !*value) {
         diag_error(&c->diag, LOC_NONE, "define '%s' has no value (use -D %s=VALUE)", name, name);
@@ -118,7 +144,9 @@ blk_status blkc_define(blkc_ctx *c, const char *name, const char *value) {
     errno = 0;
     double fv = strtod(value, &end);
     if (*end == 0 && end != value) return blkc_define_float(c, name, fv);
-    diag_error(&c->diag, LOC_NONE, "value of define '%s' is not a number or bool: '%s'", name, value);
+    const char *str;
+    if (string_define(c, value, &str)) return push_define(c, (compile_define){.name = name, .is_str = true, .sval = str});
+    diag_error(&c->diag, LOC_NONE, "value of define '%s' is not a number, bool or name: '%s'", name, value);
     return BLK_ERR_USAGE;
 }
 
@@ -293,7 +321,7 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
             cg_output_free(&c->cg);
             cg_output_init(&c->cg);
             cg_variants vs = {c->no_default_variants, c->cg_variants.data, c->cg_variants.len};
-            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &vs, &c->cg);
+            c->cg_errors = cg_emit_module(c->ir, c->target, &c->diag, c->opt_level, llvm, &vs, c->cg_flags, &c->cg);
             c->cg_done = true;
             c->cg_llvm = llvm;
         }

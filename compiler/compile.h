@@ -21,9 +21,10 @@
 typedef struct {
     const char *name;
     blk_loc loc;        /* LOC_NONE for API/-D defines */
-    bool is_float, is_bool;
+    bool is_float, is_bool, is_str;
     int64_t ival;
     double fval;
+    const char *sval;   /* is_str: the text (a `const X: str` parameter) */
 } compile_define;
 
 /* A variant requested with blkc_add_variant: "[KERNEL:]NAME=CODE,...". */
@@ -59,6 +60,7 @@ struct blkc_ctx {
     VEC(compile_define) defines;
     VEC(compile_unit) units;   /* units.data[0] is the main module */
     int opt_level;
+    unsigned cg_flags;         /* CG_LINEINFO, CG_REMARKS... (blkc_set_lineinfo, blkc_set_remarks) */
     bool verify_each;
     ir_module *ir;             /* after blkc_build */
     blk_strbuf emit;           /* blkc_emit output */

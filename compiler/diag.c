@@ -86,7 +86,7 @@ void diag_report(blk_diag *d, diag_level level, blk_loc loc, const char *fmt, va
     } else if (d->nerrors > d->max_errors) {
         return; /* notes of suppressed errors */
     }
-    static const char *names[] = {"error", "warning", "note"};
+    static const char *names[] = {"error", "warning", "note", "remark"};
     bool located = loc.file >= 0 && loc.file < d->files.len;
     if (located) {
         int line, col;
@@ -97,7 +97,7 @@ void diag_report(blk_diag *d, diag_level level, blk_loc loc, const char *fmt, va
     }
     sb_vprintf(&d->out, fmt, ap);
     sb_putc(&d->out, '\n');
-    if (located) render_excerpt(d, loc);
+    if (located && level != DIAG_REMARK) render_excerpt(d, loc);
     if (level == DIAG_ERROR && d->nerrors == d->max_errors)
         sb_printf(&d->out, "blkc: note: too many errors (%d); stopping\n", d->max_errors);
 }
@@ -112,3 +112,4 @@ void diag_report(blk_diag *d, diag_level level, blk_loc loc, const char *fmt, va
 DIAG_FN(diag_error, DIAG_ERROR)
 DIAG_FN(diag_warning, DIAG_WARNING)
 DIAG_FN(diag_note, DIAG_NOTE)
+DIAG_FN(diag_remark, DIAG_REMARK)

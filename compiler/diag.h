@@ -32,7 +32,7 @@ typedef struct {
     size_t size;
 } blk_source;
 
-typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } diag_level;
+typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE, DIAG_REMARK } diag_level;
 
 typedef struct blk_diag {
     blk_arena *arena;
@@ -52,6 +52,8 @@ int diag_add_file(blk_diag *d, const char *path, const char *text, size_t size);
 void diag_error(blk_diag *d, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_warning(blk_diag *d, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_note(blk_diag *d, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* An optimisation remark (blkc -R): located, one line, no source excerpt. */
+void diag_remark(blk_diag *d, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void diag_report(blk_diag *d, diag_level level, blk_loc loc, const char *fmt, va_list ap);
 
 /* 1-based line and column of a location (0,0 for LOC_NONE). */

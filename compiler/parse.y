@@ -692,7 +692,42 @@ static bool is_keyword(int k) { return k >= TK_KERNEL && k <= TK_NONE; }
  * Missing ';' and end-of-file errors point just past the previous token
  * (where the missing text belongs); all others point at the token that
  * does not fit. */
+/* A Python or Triton habit near a syntax error: the word, and what blk
+ * writes instead (`def`, `elif`, `and`, `a.to(...)` is sema's). */
+static const char *python_hint(const char *s, uint32_t n) {
+    static const char *const hints[][2] = {
+        {"def", "blk declares device functions with 'fn' and kernels with 'kernel'"},
+        {"elif", "blk writes 'else if'"},
+        {"and", "blk writes '&&' (elementwise on blocks)"},
+        {"or", "blk writes '||' (elementwise on blocks)"},
+        {"not", "blk writes '!'"},
+        {"pass", "blk writes an empty block '{}'"},
+        {"lambda", "blk passes named 'fn's, e.g. reduce(x, 0, my_combine)"},
+    };
+    for (size_t k = 0; k < sizeof hints / sizeof hints[0]; k++)
+        if (strlen(hints[k][0]) == n && memcmp(hints[k][0], s, n) == 0) return hints[k][1];
+    return NULL;
+}
+
+static void report_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc tok);
+
 static void parse_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc tok) {
+    report_syntax_error(ps, p, major, tok);
+    /* the word at the error, or the one just before it (`elif a < b` stops at `a`) */
+    const char *h = NULL;
+    blk_loc at = tok;
+    if (major == TK_IDENT) h = python_hint(ps->text + tok.off, tok.len);
+    if (!h && ps->prev_kind == TK_IDENT && ps->prev.file >= 0) {
+        h = python_hint(ps->text + ps->prev.off, ps->prev.len);
+        at = ps->prev;
+    }
+    if (h) diag_note(ps->diag, at, "'%.*s' is Python: %s", (int)at.len, ps->text + at.off, h);
+    else if (major == TK_VAR && (ps->prev_kind == TK_LET || ps->prev_kind == TK_VAR || ps->prev_kind == TK_FOR ||
+                                 ps->prev_kind == TK_COMMA || ps->prev_kind == TK_LPAREN))
+        diag_note(ps->diag, tok, "'var' is blk's keyword for a mutable variable: pick another name ('v', 'variance')");
+}
+
+static void report_syntax_error(parse_state *ps, yyParser *p, int major, blk_loc tok) {
     ps->error = true;
     bool e[YYNTOKEN];
     bool other = false;

@@ -351,6 +351,14 @@ void sema_report_undefined(sema *S, const char *name, blk_loc loc) {
         if (sema_map_get(&S->fn->undefined, name)) return; /* reported once per function */
         sema_map_put(S->a, &S->fn->undefined, name, (void *)1);
     }
+    /* Python spellings a Triton user brings along */
+    static const char *const python[][2] = {{"True", "true"}, {"False", "false"}, {"elif", "else if"},
+                                            {"and", "&&"}, {"or", "||"}, {"not", "!"}};
+    for (size_t k = 0; k < sizeof python / sizeof python[0]; k++)
+        if (strcmp(name, python[k][0]) == 0) {
+            diag_error(S->d, loc, "undefined name '%s': blk writes '%s'", name, python[k][1]);
+            return;
+        }
     int len = (int)strlen(name);
     suggestion s = {name, NULL, 1 << 30, len <= 2 ? 0 : len <= 5 ? 1 : 2};
     if (s.limit > 0 && !diag_should_stop(S->d)) {
@@ -734,6 +742,7 @@ static const compile_define *find_define(sema *S, const char *name) {
 }
 
 static sema_val define_value(const compile_define *d) {
+    if (d->is_str) return (sema_val){.kind = SV_STRING, .str = d->sval, .len = (int)strlen(d->sval)};
     if (d->is_bool) return sema_bool_const(d->ival != 0);
     if (d->is_float) return sema_float_const(DT_F32, true, d->fval);
     return sema_weak_int((sema_i128)d->ival);
@@ -867,6 +876,7 @@ static void record_const(sema *S, ir_func *f, const char *name, sema_val v) {
         b.fval = v.f;
     } else {
         b.ival = v.i;
+        b.is_bool = v.type.dtype == DT_BOOL;
     }
     VEC_PUSH(S->a, f->consts, b);
 }
@@ -876,7 +886,10 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
     ir_func *f = S->fn->func;
     ir_type t = ir_scalar(DT_I32);
     bool typed = false;
-    if (p->type) {
+    /* `const ACT: str = "gelu"`: a string that only compile-time code sees
+     * (`if ACT == "gelu"`); str is not a type anywhere else */
+    bool is_str = p->type && p->type->kind == AST_TYPE_SCALAR && p->type->name && strcmp(p->type->name, "str") == 0;
+    if (p->type && !is_str) {
         if (!sema_type_from_ast(S, p->type, &t)) goto fail;
         if (t.rank > 0 || t.dtype == DT_PTR) {
             diag_error(S->d, p->type->loc, "a const parameter has a scalar type (int, float or bool), not %s",
@@ -904,8 +917,20 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
         goto fail;
     }
     if (v.kind == SV_ERROR) goto fail;
+    if (is_str != (v.kind == SV_STRING) && (is_str || typed)) {
+        diag_error(S->d, vloc, "const parameter '%s' is declared %s, got %s", p->name,
+                   is_str ? "str" : dtype_name((blk_dtype)t.dtype), v.kind == SV_STRING ? "a string" : sema_type_str(S, v));
+        goto fail;
+    }
+    if (v.kind == SV_STRING) {
+        /* not in f->consts: blk-meta carries numbers and bools only; a
+         * string const selects code at compile time and is gone after */
+        sema_bind(S, p->name, BIND_PARAM, v, name_loc(p));
+        return;
+    }
     if (v.kind != SV_CONST) {
-        diag_error(S->d, vloc, "the value of const parameter '%s' must be a compile-time constant", p->name);
+        diag_error(S->d, vloc, "the value of const parameter '%s' must be a compile-time constant (a number, bool or "
+                   "string), got %s", p->name, sema_type_str(S, v));
         goto fail;
     }
     if (typed && d) { /* a -D value: say which define does not fit */

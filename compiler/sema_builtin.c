@@ -362,7 +362,10 @@ static sema_val b_fill(sema *S, ast_node *call, ast_node **a, const sema_builtin
 
 static const char *const cache_names[] = {"ca", "cg", "cs", NULL};
 static const char *const evict_names[] = {"first", "last", "normal", NULL};
-static const char *const sem_names[] = {"relaxed", "acq_rel", NULL};
+static const char *const sem_names[] = {"relaxed", "acq_rel", "acquire", "release", NULL};
+/* No "sys": LLVM 22 emits read-modify-writes without a scope (.gpu), which
+ * would not order them with the host; a system scope needs inline PTX. */
+static const char *const scope_names[] = {"gpu", "cta", NULL};
 
 static bool pointer_arg(sema *S, ast_node *n, const sema_builtin *bi, bool writes, sema_val *out) {
     sema_val p = arg(S, n);
@@ -480,7 +483,7 @@ static sema_val b_store(sema *S, ast_node *call, ast_node **a, const sema_builti
     return sema_void();
 }
 
-/* atomic_add/max/min/and/or/xor/xchg(ptr, value, mask?; sem), atomic_cas(ptr, cmp, value; sem) */
+/* atomic_add/max/min/and/or/xor/xchg(ptr, value, mask?; sem, scope), atomic_cas(ptr, cmp, value; sem, scope) */
 static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
     bool cas = bi->op == IR_ATOMIC_CAS;
     sema_val v[3] = {{0}};
@@ -499,9 +502,12 @@ static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_built
             ok = false;
         }
     }
-    int sem = 0;
+    int sem = 0, scope = 0;
     ast_node *sem_node = a[3];
-    if (sem_node && !(sem = string_option(S, sem_node, bi, "memory semantics", sem_names, "\"relaxed\" or \"acq_rel\"")))
+    if (sem_node && !(sem = string_option(S, sem_node, bi, "memory semantics", sem_names,
+                                          "\"relaxed\", \"acq_rel\", \"acquire\" or \"release\"")))
+        ok = false;
+    if (a[4] && !(scope = string_option(S, a[4], bi, "scope", scope_names, "\"gpu\" or \"cta\"")))
         ok = false;
     if (!ok) return sema_error();
     blk_dtype pt = (blk_dtype)v[0].type.pointee;
@@ -529,7 +535,10 @@ static sema_val b_atomic(sema *S, ast_node *call, ast_node **a, const sema_built
     ir_inst *i = sema_inst(S, (ir_op)bi->op, call->loc, ops, n, &rt, 1, 0);
     if (!i) return sema_error();
     i->kind = bi->kind;
-    i->sem = sem == 1 ? IR_SEM_RELAXED : IR_SEM_ACQ_REL;
+    static const uint8_t sem_ir[] = {IR_SEM_ACQ_REL, IR_SEM_RELAXED, IR_SEM_ACQ_REL, IR_SEM_ACQUIRE, IR_SEM_RELEASE};
+    static const uint8_t scope_ir[] = {IR_SCOPE_GPU, IR_SCOPE_GPU, IR_SCOPE_CTA};
+    i->sem = sem_ir[sem]; /* 0: not given, acq_rel */
+    i->scope = scope_ir[scope];
     return sema_value(i->results[0]);
 }
 
@@ -654,7 +663,9 @@ sema_val sema_desc_method(sema *S, sema_val desc, const char *method, ast_node *
 
 /* ---- math ---- */
 
-static bool float_only(ir_op op) { return op != IR_ABS && op != IR_MINIMUM && op != IR_MAXIMUM; }
+static bool float_only(ir_op op) {
+    return op != IR_ABS && op != IR_MINIMUM && op != IR_MAXIMUM && op != IR_MULHI;
+}
 
 /* abs exp exp2 log log2 sqrt rsqrt sin cos tanh sigmoid erf floor ceil (x; fast) */
 static sema_val b_unary_math(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
@@ -712,6 +723,20 @@ static sema_val elementwise(sema *S, ast_node *call, const sema_builtin *bi, ir_
         return sema_error();
     }
     if (float_only(op) && !dtype_is_float((blk_dtype)dt)) dt = DT_F32;
+    if (weak && (op == IR_MULHI || op == IR_NEXTAFTER)) { /* literals only: their own types, as at run time */
+        weak = false;
+        dt = DT_F32;
+        if (op == IR_MULHI) {
+            dt = DT_I32;
+            for (int k = 0; k < n; k++)
+                if (!sema_fits(DT_I32, sema_const_i128(v[k]))) dt = DT_I64;
+        }
+    }
+    if (op == IR_NEXTAFTER && dt != DT_F32 && dt != DT_F64) {
+        diag_error(S->d, call->loc, "'nextafter' steps in f32 or f64, not %s: convert with `as f32`",
+                   dtype_name((blk_dtype)dt));
+        return sema_error();
+    }
     bool all_const = true;
     for (int k = 0; k < n; k++) all_const &= v[k].kind == SV_CONST;
     if (all_const) {
@@ -758,6 +783,125 @@ static sema_val b_nary_math(sema *S, ast_node *call, ast_node **a, const sema_bu
     bool fast = false;
     if (a[n] && !const_bool(S, a[n], bi, "'fast'", &fast)) return sema_error();
     return elementwise(S, call, bi, (ir_op)bi->op, v, a, n, fast);
+}
+
+/* mulhi(a, b): integers only */
+static sema_val b_mulhi(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val v[2];
+    for (int k = 0; k < 2; k++) {
+        v[k] = numeric_arg(S, a[k], bi, "an argument");
+        if (v[k].kind == SV_ERROR) return v[k];
+        if (!dtype_is_int(v[k].type.dtype)) {
+            diag_error(S->d, a[k]->loc, "'mulhi' needs integers, got %s", sema_type_str(S, v[k]));
+            return sema_error();
+        }
+    }
+    return elementwise(S, call, bi, IR_MULHI, v, a, 2, false);
+}
+
+/* clz popc brev bswap (x): integers; clz and popc count into an i32 */
+static sema_val b_bits(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val x = numeric_arg(S, a[0], bi, "the argument");
+    if (x.kind == SV_ERROR) return x;
+    blk_dtype t = (blk_dtype)x.type.dtype;
+    if (!dtype_is_int(t)) {
+        diag_error(S->d, a[0]->loc, "'%s' needs an integer, got %s", bname(bi), sema_type_str(S, x));
+        return sema_error();
+    }
+    ir_op op = (ir_op)bi->op;
+    bool count = op == IR_CLZ || op == IR_POPC;
+    if (x.kind == SV_CONST) {
+        if (x.weak && !sema_const_convert(S, &x, t, a[0]->loc)) return sema_error();
+        ir_scalar_val r = eval_unary(op, t, (ir_scalar_val){.i = x.i});
+        return sema_int_const(count ? DT_I32 : t, false, r.i);
+    }
+    if (!need_fn(S, call, bi)) return sema_error();
+    ir_value *r = sema_op1(S, op, call->loc, x.v->type, x.v);
+    if (count && r && t != DT_I32) r = sema_op1(S, IR_CAST, call->loc, ir_shaped(ir_scalar(DT_I32), r->type.rank, r->type.shape), r);
+    return r ? sema_value(r) : sema_error();
+}
+
+/* The signed integer dtype of a float's width (for signbit). */
+static blk_dtype int_of_width(int bits) { return bits == 8 ? DT_I8 : bits == 16 ? DT_I16 : bits == 32 ? DT_I32 : DT_I64; }
+
+static ir_value *cmp_ir(sema *S, ir_cmp kind, blk_loc loc, ir_value *x, ir_value *y) {
+    ir_type rt = ir_shaped(ir_scalar(DT_BOOL), x->type.rank, x->type.shape);
+    ir_value *ops[2] = {x, y};
+    ir_inst *i = sema_inst(S, IR_CMP, loc, ops, 2, &rt, 1, 0);
+    if (!i) return NULL;
+    i->kind = kind;
+    return i->results[0];
+}
+
+/* isnan isinf isfinite signbit (x): bool; integers are converted to f32.
+ * Built from compares (and a bitcast for signbit), so the GPU and the
+ * interpreter agree by construction. signbit of a NaN reads its sign bit,
+ * which arithmetic leaves unspecified (the GPU's NaN is positive, x86's
+ * 0/0 negative). */
+static sema_val b_float_pred(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val x = numeric_arg(S, a[0], bi, "the argument");
+    if (x.kind == SV_ERROR) return x;
+    blk_dtype t = (blk_dtype)x.type.dtype;
+    if (t == DT_BOOL || t == DT_PTR) {
+        diag_error(S->d, a[0]->loc, "'%s' needs a number, got %s", bname(bi), sema_type_str(S, x));
+        return sema_error();
+    }
+    bool is_nan = strcmp(bi->name, "isnan") == 0, is_inf = strcmp(bi->name, "isinf") == 0;
+    bool is_sign = strcmp(bi->name, "signbit") == 0; /* else isfinite */
+    if (x.kind == SV_CONST) {
+        double f = sema_const_f64(x);
+        if (!x.weak && !dtype_is_float(t)) f = (float)f;
+        return sema_bool_const(is_nan ? isnan(f) : is_inf ? isinf(f) : is_sign ? signbit(f) != 0 : isfinite(f));
+    }
+    if (!need_fn(S, call, bi)) return sema_error();
+    ir_value *v = x.v;
+    if (!dtype_is_float(t)) {
+        t = DT_F32;
+        v = sema_op1(S, IR_CAST, a[0]->loc, ir_shaped(ir_scalar(DT_F32), v->type.rank, v->type.shape), v);
+    }
+    blk_loc loc = call->loc;
+    ir_value *r;
+    if (is_nan) { /* x != x */
+        r = cmp_ir(S, IR_CMP_NE, loc, v, v);
+    } else if (is_sign) { /* the bits as a signed integer are negative */
+        blk_dtype it = int_of_width(dtype_bits(t));
+        ir_value *bits = sema_op1(S, IR_BITCAST, loc, ir_shaped(ir_scalar(it), v->type.rank, v->type.shape), v);
+        ir_value *zero = sema_convert(S, sema_int_const(it, false, 0), it, bits->type, loc);
+        r = zero ? cmp_ir(S, IR_CMP_LT, loc, bits, zero) : NULL;
+    } else { /* isinf: |x| == inf, isfinite: |x| < inf (false for NaN) */
+        ir_value *m = sema_op1(S, IR_ABS, loc, v->type, v);
+        ir_value *inf = sema_convert(S, sema_float_const(t, false, INFINITY), t, v->type, loc);
+        r = inf ? cmp_ir(S, is_inf ? IR_CMP_EQ : IR_CMP_LT, loc, m, inf) : NULL;
+    }
+    return r ? sema_value(r) : sema_error();
+}
+
+/* bitcast(x, dtype): the same bits as another dtype of the same width */
+static sema_val b_bitcast(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val x = numeric_arg(S, a[0], bi, "the argument");
+    ir_type to;
+    if (!dtype_arg(S, a[1], bi, &to) || x.kind == SV_ERROR) return sema_error();
+    blk_dtype from = (blk_dtype)x.type.dtype, tt = (blk_dtype)to.dtype;
+    if (from == DT_BOOL || from == DT_PTR || tt == DT_BOOL) {
+        diag_error(S->d, from == DT_BOOL || from == DT_PTR ? a[0]->loc : a[1]->loc,
+                   "'bitcast' converts between numeric types (bool and pointers use `as`), got %s to %s",
+                   sema_type_str(S, x), dtype_name(tt));
+        return sema_error();
+    }
+    if (dtype_bits(from) != dtype_bits(tt)) {
+        diag_error(S->d, call->loc, "'bitcast' from %s (%d bits) to %s (%d bits): the widths differ; `as` converts values",
+                   dtype_name(from), dtype_bits(from), dtype_name(tt), dtype_bits(tt));
+        return sema_error();
+    }
+    if (x.kind == SV_CONST) {
+        if (x.weak && !sema_const_convert(S, &x, from, a[0]->loc)) return sema_error();
+        ir_scalar_val in = dtype_is_float(from) ? (ir_scalar_val){.f = x.f} : (ir_scalar_val){.i = x.i};
+        ir_scalar_val r = eval_bitcast(from, tt, in);
+        return dtype_is_float(tt) ? sema_float_const(tt, false, r.f) : sema_int_const(tt, false, r.i);
+    }
+    if (!need_fn(S, call, bi)) return sema_error();
+    ir_value *r = sema_op1(S, IR_BITCAST, call->loc, ir_shaped(to, x.v->type.rank, x.v->type.shape), x.v);
+    return r ? sema_value(r) : sema_error();
 }
 
 /* clamp(x, lo, hi) = minimum(maximum(x, lo), hi) */
@@ -1477,21 +1621,43 @@ static const sema_builtin builtins[] = {
     {"store", "ptr, value, mask?; cache, eviction", b_store, IR_STORE, 0, false},
     {"tensor_desc", "base, shape, strides, block", b_tensor_desc, IR_DESC_LOAD, 0, false},
     /* atomics */
-    {"atomic_add", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_ADD, false},
-    {"atomic_max", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MAX, false},
-    {"atomic_min", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MIN, false},
-    {"atomic_and", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_AND, false},
-    {"atomic_or", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_OR, false},
-    {"atomic_xor", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XOR, false},
-    {"atomic_xchg", "ptr, value, mask?; sem", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XCHG, false},
-    {"atomic_cas", "ptr, cmp, value; sem", b_atomic, IR_ATOMIC_CAS, 0, false},
+    {"atomic_add", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_ADD, false},
+    {"atomic_max", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MAX, false},
+    {"atomic_min", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_MIN, false},
+    {"atomic_and", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_AND, false},
+    {"atomic_or", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_OR, false},
+    {"atomic_xor", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XOR, false},
+    {"atomic_xchg", "ptr, value, mask?; sem, scope", b_atomic, IR_ATOMIC_RMW, IR_ATOM_XCHG, false},
+    {"atomic_cas", "ptr, cmp, value; sem, scope", b_atomic, IR_ATOMIC_CAS, 0, false},
     /* math */
     MATH1("abs", IR_ABS), MATH1("exp", IR_EXP), MATH1("exp2", IR_EXP2), MATH1("log", IR_LOG),
     MATH1("log2", IR_LOG2), MATH1("sqrt", IR_SQRT), MATH1("rsqrt", IR_RSQRT), MATH1("sin", IR_SIN),
     MATH1("cos", IR_COS), MATH1("tanh", IR_TANH), MATH1("sigmoid", IR_SIGMOID), MATH1("erf", IR_ERF),
-    MATH1("floor", IR_FLOOR), MATH1("ceil", IR_CEIL),
+    MATH1("floor", IR_FLOOR), MATH1("ceil", IR_CEIL), MATH1("round", IR_ROUND), MATH1("rint", IR_RINT),
+    MATH1("trunc", IR_TRUNC), MATH1("log1p", IR_LOG1P), MATH1("expm1", IR_EXPM1), MATH1("exp10", IR_EXP10),
+    MATH1("log10", IR_LOG10), MATH1("tan", IR_TAN), MATH1("asin", IR_ASIN), MATH1("acos", IR_ACOS),
+    MATH1("atan", IR_ATAN), MATH1("sinh", IR_SINH), MATH1("cosh", IR_COSH), MATH1("asinh", IR_ASINH),
+    MATH1("acosh", IR_ACOSH), MATH1("atanh", IR_ATANH), MATH1("cbrt", IR_CBRT), MATH1("erfc", IR_ERFC),
+    MATH1("erfinv", IR_ERFINV), MATH1("lgamma", IR_LGAMMA),
     {"fma", "a, b, c; fast", b_nary_math, IR_FMA, 0, true},
     {"pow", "a, b; fast", b_nary_math, IR_POW, 0, true},
+    {"atan2", "y, x", b_nary_math, IR_ATAN2, 0, true},
+    {"hypot", "a, b", b_nary_math, IR_HYPOT, 0, true},
+    {"fmod", "a, b", b_nary_math, IR_REM, 0, true}, /* REM on floats is C's fmod */
+    {"remainder", "a, b", b_nary_math, IR_REMAINDER, 0, true},
+    {"copysign", "a, b", b_nary_math, IR_COPYSIGN, 0, true},
+    {"nextafter", "a, b", b_nary_math, IR_NEXTAFTER, 0, true},
+    {"isnan", "x", b_float_pred, 0, 0, true},
+    {"isinf", "x", b_float_pred, 0, 0, true},
+    {"isfinite", "x", b_float_pred, 0, 0, true},
+    {"signbit", "x", b_float_pred, 0, 0, true},
+    /* integer bits */
+    {"clz", "x", b_bits, IR_CLZ, 0, true},
+    {"popc", "x", b_bits, IR_POPC, 0, true},
+    {"brev", "x", b_bits, IR_BREV, 0, true},
+    {"bswap", "x", b_bits, IR_BSWAP, 0, true},
+    {"mulhi", "a, b", b_mulhi, IR_MULHI, 0, true},
+    {"bitcast", "x, dtype", b_bitcast, IR_BITCAST, 0, true},
     {"minimum", "a, b", b_nary_math, IR_MINIMUM, 0, true},
     {"maximum", "a, b", b_nary_math, IR_MAXIMUM, 0, true},
     {"clamp", "x, lo, hi", b_clamp, IR_MINIMUM, 0, true},

@@ -613,6 +613,8 @@ static sema_val pointer_binary(sema *S, int op, sema_val a, sema_val b, blk_loc 
 
 sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, ast_node *lhs, ast_node *rhs) {
     if (a.kind == SV_ERROR || b.kind == SV_ERROR) return sema_error();
+    if (a.kind == SV_STRING && b.kind == SV_STRING && (op == TK_EQ || op == TK_NE)) /* const ACT: str */
+        return sema_bool_const((a.len == b.len && memcmp(a.str, b.str, (size_t)a.len) == 0) == (op == TK_EQ));
     if (!sema_is_numeric(a) || !sema_is_numeric(b)) return invalid_operands(S, op, a, b, op_loc);
     blk_loc aloc = node_loc(lhs, op_loc), bloc = node_loc(rhs, op_loc);
     if (a.type.dtype == DT_PTR || b.type.dtype == DT_PTR) /* pointers are always run-time values */
@@ -890,7 +892,74 @@ NOINLINE static sema_val name_expr(sema *S, ast_node *e) {
     return sema_error();
 }
 
+/* ---- Triton spellings: meet a Triton user where they come from ---- */
+
+/* Triton names that are spelt differently in blk (tl.X, and tl dtypes). */
+static const char *const triton_names[][2] = {
+    {"float32", "f32"}, {"float16", "f16"}, {"bfloat16", "bf16"}, {"float64", "f64"}, {"float8e4nv", "f8e4m3"},
+    {"float8e5", "f8e5m2"}, {"int1", "bool"}, {"int8", "i8"}, {"int16", "i16"}, {"int32", "i32"}, {"int64", "i64"},
+    {"uint8", "u8"}, {"uint16", "u16"}, {"uint32", "u32"}, {"uint64", "u64"}, {"constexpr", "const"},
+    {"static_print", "print"}, {"device_print", "print"}, {"device_assert", "static_assert"},
+    {"math", "the plain builtin"}, {"extra", "the plain builtin"},
+};
+
+/* `tl.where(...)`, `tl.float32`, `triton.language.X`: blk's builtins and
+ * dtypes have no namespace. Reports and returns true if e is such a name
+ * (its object an unbound `tl`, `triton` or `libdevice`). */
+static bool triton_prefix(sema *S, ast_node *e) {
+    ast_node *o = e->lhs;
+    while (o && o->kind == AST_FIELD) o = o->lhs; /* triton.language.where */
+    if (!o || o->kind != AST_NAME) return false;
+    const char *ns = o->name;
+    if (strcmp(ns, "tl") != 0 && strcmp(ns, "triton") != 0 && strcmp(ns, "libdevice") != 0) return false;
+    sema_val v;
+    sema_binding *b;
+    if (sema_lookup(S, ns, o->loc, &v, &b)) return false; /* a user's own `tl` */
+    const char *blk = sema_builtin_find(e->name) || dtype_from_name(e->name) >= 0 ? e->name : NULL;
+    for (size_t k = 0; !blk && k < sizeof triton_names / sizeof triton_names[0]; k++)
+        if (strcmp(triton_names[k][0], e->name) == 0) blk = triton_names[k][1];
+    if (blk && strcmp(blk, "const") == 0)
+        diag_error(S->d, e->loc, "blk has no '%s.' namespace: a compile-time parameter is written 'const NAME: i32'", ns);
+    else if (blk && strcmp(blk, "the plain builtin") == 0)
+        diag_error(S->d, e->loc, "blk has no '%s.%s' namespace: math functions are plain builtins (exp, log1p, ...)",
+                   ns, e->name);
+    else if (blk)
+        diag_error(S->d, e->loc, "blk has no '%s.' namespace: write '%s'", ns, blk);
+    else
+        diag_error(S->d, e->loc, "blk has no '%s.' namespace, and no builtin '%s'", ns, e->name);
+    return true;
+}
+
+/* x.to(f16), x.sum(0), ...: blk values have no methods. */
+static void report_method(sema *S, ast_node *callee, sema_val obj, ast_node *call) {
+    const char *m = callee->name;
+    if (strcmp(m, "to") == 0) {
+        ast_node *a = call->args.len ? call->args.data[0] : NULL;
+        bool bitcast = false;
+        for (int k = 1; k < call->args.len; k++) {
+            ast_node *n = call->args.data[k];
+            bitcast |= n->kind == AST_NAMED_ARG && n->name && strcmp(n->name, "bitcast") == 0;
+        }
+        const char *t = a && a->kind == AST_NAME ? a->name : a && a->kind == AST_FIELD ? a->name : "T";
+        for (size_t k = 0; k < sizeof triton_names / sizeof triton_names[0]; k++)
+            if (strcmp(triton_names[k][0], t) == 0) t = triton_names[k][1];
+        if (bitcast)
+            diag_error(S->d, callee->loc, "%s has no method 'to': blk reinterprets bits with 'bitcast(x, %s)'",
+                       sema_type_str(S, obj), t);
+        else
+            diag_error(S->d, callee->loc, "%s has no method 'to': blk converts with 'as', as in 'x as %s'",
+                       sema_type_str(S, obj), t);
+        return;
+    }
+    if (sema_builtin_find(m))
+        diag_error(S->d, callee->loc, "%s has no method '%s': blk writes builtins as functions, '%s(x, ...)'",
+                   sema_type_str(S, obj), m, m);
+    else
+        diag_error(S->d, callee->loc, "%s has no method '%s'", sema_type_str(S, obj), m);
+}
+
 NOINLINE static sema_val field_expr(sema *S, ast_node *e) {
+    if (triton_prefix(S, e)) return sema_error();
     if (e->lhs && e->lhs->kind == AST_NAME) {
         sema_val m;
         sema_binding *b;
@@ -938,6 +1007,13 @@ NOINLINE static sema_val call_expr(sema *S, ast_node *e) {
         }
     } else if (callee->kind == AST_FIELD) {
         sema_val obj;
+        if (triton_prefix(S, callee)) {
+            for (int k = 0; k < e->args.len; k++) { /* still check the arguments */
+                ast_node *a = e->args.data[k];
+                sema_expr(S, a->kind == AST_NAMED_ARG ? a->lhs : a);
+            }
+            return sema_error();
+        }
         if (callee->lhs->kind == AST_NAME) {
             sema_binding *b;
             if (sema_lookup(S, callee->lhs->name, callee->lhs->loc, &obj, &b) && obj.kind == SV_MODULE) {
@@ -954,7 +1030,7 @@ NOINLINE static sema_val call_expr(sema *S, ast_node *e) {
         obj = sema_expr(S, callee->lhs);
         if (obj.kind == SV_ERROR) return obj;
         if (obj.kind == SV_DESC) return sema_desc_method(S, obj, callee->name, e);
-        diag_error(S->d, callee->loc, "%s has no method '%s'", sema_type_str(S, obj), callee->name);
+        report_method(S, callee, obj, e);
         return sema_error();
     } else {
         diag_error(S->d, callee->loc, "this expression cannot be called");

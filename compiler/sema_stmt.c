@@ -491,8 +491,10 @@ static bool for_stmt(sema *S, ast_node *n) {
     }
     if (is_static) return static_for(S, n, r);
 
-    if (r[2].kind == SV_CONST && sema_const_i128(r[2]) <= 0) {
-        diag_error(S->d, it->args.data[2]->loc, "range step must be positive, got %lld", (long long)r[2].i);
+    /* A negative step counts down (iv > end), as in Python and Triton; IR
+     * FOR runs both directions. Zero would never end. */
+    if (r[2].kind == SV_CONST && sema_const_i128(r[2]) == 0) {
+        diag_error(S->d, it->args.data[2]->loc, "range step must not be 0");
         return false;
     }
     int64_t stages = 0;

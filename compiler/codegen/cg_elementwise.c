@@ -11,8 +11,9 @@
  *    the result selected;
  *  - MINIMUM/MAXIMUM on floats: NaN loses, -0 < +0 (llvm.minimumnum);
  *  - float -> int casts saturate with NaN -> 0 (llvm.fptosi.sat);
- *  - math goes to libdevice (__nv_expf ...); IRF_FAST picks the
- *    __nv_fast_* approximations.
+ *  - math goes to libdevice (__nv_expf ..., libm_table); IRF_FAST picks
+ *    the __nv_fast_* approximations where libdevice has one;
+ *  - BITCAST is LLVM's bitcast (f8 values are i8 in registers already).
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,6 +91,60 @@ static LLVMValueRef libm(cg_ctx *C, const char *f32name, const char *f64name, bo
     return cg_call_extern(C, dbl ? f64name : f32name, dbl ? C->f64 : C->f32, a, n);
 }
 
+/* Float math that is one libdevice call: the f32 and f64 functions and, for
+ * IRF_FAST on f32, the __nv_fast_* approximation (NULL: none, the accurate
+ * one is used). The ulp bounds docs/language.md quotes are libdevice's. */
+typedef struct {
+    ir_op op;
+    const char *f32, *f64, *fast;
+} cg_libm;
+
+static const cg_libm libm_table[] = {
+    {IR_EXP, "__nv_expf", "__nv_exp", "__nv_fast_expf"},
+    {IR_EXP2, "__nv_exp2f", "__nv_exp2", NULL},
+    {IR_LOG, "__nv_logf", "__nv_log", "__nv_fast_logf"},
+    {IR_LOG2, "__nv_log2f", "__nv_log2", "__nv_fast_log2f"},
+    {IR_SIN, "__nv_sinf", "__nv_sin", "__nv_fast_sinf"},
+    {IR_COS, "__nv_cosf", "__nv_cos", "__nv_fast_cosf"},
+    {IR_TANH, "__nv_tanhf", "__nv_tanh", NULL},
+    {IR_ERF, "__nv_erff", "__nv_erf", NULL},
+    {IR_ROUND, "__nv_roundf", "__nv_round", NULL},
+    {IR_LOG1P, "__nv_log1pf", "__nv_log1p", NULL},
+    {IR_EXPM1, "__nv_expm1f", "__nv_expm1", NULL},
+    {IR_EXP10, "__nv_exp10f", "__nv_exp10", "__nv_fast_exp10f"},
+    {IR_LOG10, "__nv_log10f", "__nv_log10", "__nv_fast_log10f"},
+    {IR_TAN, "__nv_tanf", "__nv_tan", "__nv_fast_tanf"},
+    {IR_ASIN, "__nv_asinf", "__nv_asin", NULL},
+    {IR_ACOS, "__nv_acosf", "__nv_acos", NULL},
+    {IR_ATAN, "__nv_atanf", "__nv_atan", NULL},
+    {IR_SINH, "__nv_sinhf", "__nv_sinh", NULL},
+    {IR_COSH, "__nv_coshf", "__nv_cosh", NULL},
+    {IR_ASINH, "__nv_asinhf", "__nv_asinh", NULL},
+    {IR_ACOSH, "__nv_acoshf", "__nv_acosh", NULL},
+    {IR_ATANH, "__nv_atanhf", "__nv_atanh", NULL},
+    {IR_CBRT, "__nv_cbrtf", "__nv_cbrt", NULL},
+    {IR_ERFC, "__nv_erfcf", "__nv_erfc", NULL},
+    {IR_ERFINV, "__nv_erfinvf", "__nv_erfinv", NULL},
+    {IR_LGAMMA, "__nv_lgammaf", "__nv_lgamma", NULL},
+    {IR_REM, "__nv_fmodf", "__nv_fmod", NULL},
+    {IR_POW, "__nv_powf", "__nv_pow", "__nv_fast_powf"},
+    {IR_ATAN2, "__nv_atan2f", "__nv_atan2", NULL},
+    {IR_HYPOT, "__nv_hypotf", "__nv_hypot", NULL},
+    {IR_REMAINDER, "__nv_remainderf", "__nv_remainder", NULL},
+    {IR_NEXTAFTER, "__nv_nextafterf", "__nv_nextafter", NULL},
+};
+
+/* The libdevice call for op, or NULL if op is not in libm_table. */
+static LLVMValueRef libm_call(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMValueRef *a, int n) {
+    for (size_t k = 0; k < sizeof libm_table / sizeof libm_table[0]; k++) {
+        const cg_libm *m = &libm_table[k];
+        if (m->op != op) continue;
+        const char *name = dbl ? m->f64 : fast && m->fast ? m->fast : m->f32;
+        return cg_call_extern(C, name, dbl ? C->f64 : C->f32, a, n);
+    }
+    return NULL;
+}
+
 static LLVMValueRef float_unary(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMValueRef x) {
     LLVMTypeRef ft = dbl ? C->f64 : C->f32;
     LLVMBuilderRef b = C->b;
@@ -99,24 +154,18 @@ static LLVMValueRef float_unary(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMVa
     case IR_ABS: return cg_call_intrinsic(C, "llvm.fabs", &ft, 1, a, 1);
     case IR_FLOOR: return cg_call_intrinsic(C, "llvm.floor", &ft, 1, a, 1);
     case IR_CEIL: return cg_call_intrinsic(C, "llvm.ceil", &ft, 1, a, 1);
+    case IR_RINT: return cg_call_intrinsic(C, "llvm.rint", &ft, 1, a, 1);   /* cvt.rni */
+    case IR_TRUNC: return cg_call_intrinsic(C, "llvm.trunc", &ft, 1, a, 1); /* cvt.rzi */
     case IR_SQRT: return cg_call_intrinsic(C, "llvm.sqrt", &ft, 1, a, 1);
     case IR_RSQRT:
         if (fast && !dbl) return libm(C, "__nv_rsqrtf", "__nv_rsqrt", dbl, a, 1);
         return LLVMBuildFDiv(b, fconst(ft, 1.0), cg_call_intrinsic(C, "llvm.sqrt", &ft, 1, a, 1), "");
-    case IR_EXP: return fast && !dbl ? libm(C, "__nv_fast_expf", "", 0, a, 1) : libm(C, "__nv_expf", "__nv_exp", dbl, a, 1);
-    case IR_EXP2: return libm(C, "__nv_exp2f", "__nv_exp2", dbl, a, 1);
-    case IR_LOG: return fast && !dbl ? libm(C, "__nv_fast_logf", "", 0, a, 1) : libm(C, "__nv_logf", "__nv_log", dbl, a, 1);
-    case IR_LOG2: return fast && !dbl ? libm(C, "__nv_fast_log2f", "", 0, a, 1) : libm(C, "__nv_log2f", "__nv_log2", dbl, a, 1);
-    case IR_SIN: return fast && !dbl ? libm(C, "__nv_fast_sinf", "", 0, a, 1) : libm(C, "__nv_sinf", "__nv_sin", dbl, a, 1);
-    case IR_COS: return fast && !dbl ? libm(C, "__nv_fast_cosf", "", 0, a, 1) : libm(C, "__nv_cosf", "__nv_cos", dbl, a, 1);
-    case IR_TANH: return libm(C, "__nv_tanhf", "__nv_tanh", dbl, a, 1);
-    case IR_ERF: return libm(C, "__nv_erff", "__nv_erf", dbl, a, 1);
     case IR_SIGMOID: {
         LLVMValueRef nx[1] = {LLVMBuildFNeg(b, x, "")};
-        LLVMValueRef e = fast && !dbl ? libm(C, "__nv_fast_expf", "", 0, nx, 1) : libm(C, "__nv_expf", "__nv_exp", dbl, nx, 1);
+        LLVMValueRef e = libm_call(C, IR_EXP, fast, dbl, nx, 1);
         return LLVMBuildFDiv(b, fconst(ft, 1.0), LLVMBuildFAdd(b, fconst(ft, 1.0), e, ""), "");
     }
-    default: return NULL;
+    default: return libm_call(C, op, fast, dbl, a, 1);
     }
 }
 
@@ -131,6 +180,15 @@ static LLVMValueRef int_unary(cg_ctx *C, ir_op op, blk_dtype t, LLVMValueRef x) 
         LLVMValueRef a[2] = {x, LLVMConstInt(C->i1, 0, 0)};
         return cg_call_intrinsic(C, "llvm.abs", &ty, 1, a, 2);
     }
+    case IR_CLZ: {
+        LLVMValueRef a[2] = {x, LLVMConstInt(C->i1, 0, 0)}; /* clz(0) = width, not poison */
+        return cg_call_intrinsic(C, "llvm.ctlz", &ty, 1, a, 2);
+    }
+    case IR_POPC: return cg_call_intrinsic(C, "llvm.ctpop", &ty, 1, &x, 1);
+    case IR_BREV: return cg_call_intrinsic(C, "llvm.bitreverse", &ty, 1, &x, 1);
+    case IR_BSWAP:
+        if (dtype_bits(t) == 8) return x; /* llvm.bswap needs a multiple of 16 bits */
+        return cg_call_intrinsic(C, "llvm.bswap", &ty, 1, &x, 1);
     default: return NULL;
     }
 }
@@ -191,8 +249,10 @@ LLVMValueRef cg_binary_scalar(cg_ctx *C, blk_loc loc, ir_op op, int kind, blk_dt
         case IR_SUB: r = LLVMBuildFSub(b, a, c, ""); break;
         case IR_MUL: r = LLVMBuildFMul(b, a, c, ""); break;
         case IR_DIV: r = LLVMBuildFDiv(b, a, c, ""); break;
-        case IR_REM: r = libm(C, "__nv_fmodf", "__nv_fmod", dbl, args, 2); break;
-        case IR_POW: r = libm(C, "__nv_powf", "__nv_pow", dbl, args, 2); break;
+        case IR_REM: case IR_POW: case IR_ATAN2: case IR_HYPOT: case IR_REMAINDER: case IR_NEXTAFTER:
+            r = libm_call(C, op, false, dbl, args, 2);
+            break;
+        case IR_COPYSIGN: r = cg_call_intrinsic(C, "llvm.copysign", &ft, 1, args, 2); break;
         case IR_MINIMUM: r = cg_call_intrinsic(C, "llvm.minimumnum", &ft, 1, args, 2); break;
         case IR_MAXIMUM: r = cg_call_intrinsic(C, "llvm.maximumnum", &ft, 1, args, 2); break;
         default:
@@ -211,6 +271,15 @@ LLVMValueRef cg_binary_scalar(cg_ctx *C, blk_loc loc, ir_op op, int kind, blk_dt
     case IR_OR: return LLVMBuildOr(b, x, y, "");
     case IR_XOR: return LLVMBuildXor(b, x, y, "");
     case IR_SHL: case IR_SHR: return int_shift(C, op, t, x, y);
+    case IR_MULHI: { /* the double-width product's high half (mul.hi) */
+        int bits = dtype_bits(t);
+        LLVMTypeRef wide = LLVMIntTypeInContext(C->llc, (unsigned)(2 * bits));
+        bool s = dtype_is_signed(t);
+        LLVMValueRef wx = s ? LLVMBuildSExt(b, x, wide, "") : LLVMBuildZExt(b, x, wide, "");
+        LLVMValueRef wy = s ? LLVMBuildSExt(b, y, wide, "") : LLVMBuildZExt(b, y, wide, "");
+        LLVMValueRef p = LLVMBuildMul(b, wx, wy, "");
+        return LLVMBuildTrunc(b, LLVMBuildLShr(b, p, LLVMConstInt(wide, (unsigned long long)bits, 0), ""), ty, "");
+    }
     case IR_MINIMUM: case IR_MAXIMUM: {
         if (t == DT_BOOL) return op == IR_MINIMUM ? LLVMBuildAnd(b, x, y, "") : LLVMBuildOr(b, x, y, "");
         bool s = dtype_is_signed(t);
@@ -275,6 +344,13 @@ LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops) {
     blk_dtype t = (blk_dtype)in->operands[0]->type.dtype, rt = (blk_dtype)in->results[0]->type.dtype;
     switch (in->op) {
     case IR_CAST: return cg_cast_scalar(C, in->loc, t, rt, ops[0]);
+    case IR_BITCAST: return LLVMBuildBitCast(b, ops[0], cg_type(C, rt), ""); /* f8 is i8 in registers */
+    case IR_POW:
+        if ((in->flags & IRF_FAST) && dtype_is_float(t) && t != DT_F64) { /* __nv_fast_powf */
+            LLVMValueRef a[2] = {widen(C, t, ops[0]), widen(C, t, ops[1])};
+            return narrow(C, in->loc, t, libm_call(C, IR_POW, true, false, a, 2));
+        }
+        break;
     case IR_SELECT: return LLVMBuildSelect(b, ops[0], ops[1], ops[2], "");
     case IR_PTRADD: {
         blk_dtype ot = (blk_dtype)in->operands[1]->type.dtype;

@@ -37,6 +37,7 @@ typedef struct {
 
 struct cg_flow; /* cg_control.c: where yield / continue / break jump */
 struct cg_tile; /* cg_dot.c: a dot operand resident in shared memory (ring slot or hoisted) */
+typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
 
 typedef struct {
     blk_arena *a;
@@ -68,7 +69,18 @@ typedef struct {
     int64_t work;             /* per-thread values lowered so far (size budget) */
     /* types */
     LLVMTypeRef i1, i8, i16, i32, i64, f16, bf16, f32, f64, ptr1, ptr3, vd;
+    cg_lineinfo *lineinfo;    /* -lineinfo: debug locations (NULL: none) */
+    unsigned remarks;         /* CG_REMARKS / CG_REMARKS_MISSED (codegen.h) */
+    const char *entry;        /* the PTX entry being lowered (remarks) */
 } cg_ctx;
+
+/* cg_lineinfo.c: .file/.loc in the PTX (blkc -lineinfo). begin once per
+ * module, function per entry (before its first instruction), at per Block
+ * IR instruction, finish before the module is verified. */
+void cg_lineinfo_begin(cg_ctx *C);
+void cg_lineinfo_function(cg_ctx *C, LLVMValueRef fn, const ir_func *f, const char *entry);
+void cg_lineinfo_at(cg_ctx *C, blk_loc loc);
+void cg_lineinfo_finish(cg_ctx *C);
 
 /* cg_module.c */
 void cg_error(cg_ctx *C, blk_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

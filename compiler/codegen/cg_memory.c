@@ -14,11 +14,23 @@
  * accesses are LLVM loads/stores with the proven alignment, so LLVM can
  * still optimise them. Masked-off load lanes take `other` (0 when absent).
  *
- * Atomics are LLVM atomicrmw/cmpxchg (syncscope "device" = .gpu) executed
- * only by the element's canonical owner (replicated layouts hold an element
- * in several threads; each element must be updated once), under a branch on
- * the mask. A scalar atomic runs in thread 0 and its old value is shared
- * with the block through shared memory.
+ * Atomics are LLVM atomicrmw/cmpxchg in the instruction's scope (syncscope
+ * "block"/"device" = .cta/.gpu; LLVM 22 prints read-modify-writes without
+ * a scope, i.e. .gpu, which includes .cta) executed only by the element's
+ * canonical owner (replicated layouts hold an element in several threads;
+ * each element must be updated once), under a branch on the mask. A scalar
+ * atomic runs in thread 0 and its old value is shared with the block
+ * through shared memory.
+ *
+ * Ordering (sem): LLVM 22's NVPTX backend drops the ordering of atomicrmw
+ * (an acq_rel add became a plain `atom.global.add`, which PTX reads as
+ * .relaxed), so read-modify-writes are emitted relaxed and the ordering is
+ * made with fences, the PTX memory model's release and acquire patterns:
+ * `fence.acq_rel.scope` before the atomic (release, acq_rel) and after it
+ * (acquire, acq_rel). cmpxchg keeps its ordering (`atom.acq_rel.gpu.cas`).
+ * A scalar atomic that releases is preceded by a CTA barrier, so the
+ * release covers the writes of every thread of the program, not only of
+ * thread 0 (message passing: store the data, then release a flag).
  *
  * Tensor-descriptor loads/stores (desc_load / desc_store) are the same
  * predicated accesses with the address and bounds mask computed from the
@@ -245,6 +257,23 @@ static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueR
     cg_inline_asm(C, C->vd, text, cons, args, na, true);
 }
 
+/* blkc -R: the width of this access in this entry and what limited it
+ * (vectorize.h), where the access is written. -Rpass-missed: only the
+ * accesses narrower than the widest (atomics and scalars are what they are). */
+static void remark_access(cg_ctx *C, ir_inst *in, const vec_access *e) {
+    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC;
+    if (!(C->remarks & CG_REMARKS) && !missed) return;
+    ir_value *p = in->operands[0];
+    static const char *const what[] = {[IR_LOAD] = "load", [IR_STORE] = "store", [IR_ATOMIC_RMW] = "atomic",
+                                       [IR_ATOMIC_CAS] = "atomic_cas", [IR_DESC_LOAD] = "descriptor load",
+                                       [IR_DESC_STORE] = "descriptor store"};
+    const char *w = in->op < (int)(sizeof what / sizeof what[0]) && what[in->op] ? what[in->op] : "access";
+    diag_remark(C->diag, in->loc, "%s of %s in %s: %d x %s = %d bytes per access (%s)", w,
+                p->type.rank ? "a block" : "a scalar", C->entry ? C->entry : C->f->name, e->vec,
+                dtype_name((blk_dtype)p->type.pointee), e->bytes ? e->bytes : e->vec * dtype_bytes((blk_dtype)p->type.pointee),
+                vec_limit_name(e->limit));
+}
+
 /* The access's layout and width, as the vectorize pass decided them. */
 static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
     static const vec_access scalar = {NULL, 1, 0, VEC_SCALAR};
@@ -254,6 +283,7 @@ static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return &scalar;
     }
+    if (C->remarks) remark_access(C, in, e);
     return e;
 }
 
@@ -319,8 +349,14 @@ static LLVMValueRef atomic_one(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef
     LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.join");
     LLVMBuildCondBr(b, pred, doit, join);
     LLVMPositionBuilderAtEnd(b, doit);
-    unsigned scope = LLVMGetSyncScopeID(C->llc, "device", 6);
-    LLVMAtomicOrdering ord = in->sem == IR_SEM_RELAXED ? LLVMAtomicOrderingMonotonic : LLVMAtomicOrderingAcquireRelease;
+    static const char *const scope_names[] = {"device", "block"}; /* ir_scope */
+    const char *sn = scope_names[in->scope == IR_SCOPE_CTA];
+    unsigned scope = LLVMGetSyncScopeID(C->llc, sn, strlen(sn));
+    bool acquire = in->sem == IR_SEM_ACQ_REL || in->sem == IR_SEM_ACQUIRE;
+    bool release = in->sem == IR_SEM_ACQ_REL || in->sem == IR_SEM_RELEASE;
+    LLVMAtomicOrdering ord = acquire && release ? LLVMAtomicOrderingAcquireRelease
+                           : acquire ? LLVMAtomicOrderingAcquire
+                           : release ? LLVMAtomicOrderingRelease : LLVMAtomicOrderingMonotonic;
     LLVMValueRef old;
     LLVMTypeRef ty = cg_type(C, t);
     if (t == DT_BOOL) val = LLVMBuildZExt(b, val, C->i8, "");
@@ -329,12 +365,14 @@ static LLVMValueRef atomic_one(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef
         LLVMValueRef c = t == DT_BOOL ? LLVMBuildZExt(b, cmp, C->i8, "") : cmp;
         if (dtype_is_float(t)) { c = LLVMBuildBitCast(b, c, it, ""); val = LLVMBuildBitCast(b, val, it, ""); }
         LLVMValueRef x = LLVMBuildAtomicCmpXchg(b, p, c, val, ord,
-                                                in->sem == IR_SEM_RELAXED ? LLVMAtomicOrderingMonotonic : LLVMAtomicOrderingAcquire, 0);
+                                                acquire ? LLVMAtomicOrderingAcquire : LLVMAtomicOrderingMonotonic, 0);
         LLVMSetAtomicSyncScopeID(x, scope);
         old = LLVMBuildExtractValue(b, x, 0, "");
         if (dtype_is_float(t)) old = LLVMBuildBitCast(b, old, ty, "");
     } else {
-        old = LLVMBuildAtomicRMWSyncScope(b, rmw_op(C, in, t), p, val, ord, scope);
+        if (release) LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingAcquireRelease, scope, "");
+        old = LLVMBuildAtomicRMWSyncScope(b, rmw_op(C, in, t), p, val, LLVMAtomicOrderingMonotonic, scope);
+        if (acquire) LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingAcquireRelease, scope, "");
     }
     if (t == DT_BOOL) old = LLVMBuildICmp(b, LLVMIntNE, old, LLVMConstInt(C->i8, 0, 0), "");
     LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
@@ -358,6 +396,7 @@ static void lower_atomic(cg_ctx *C, ir_inst *in) {
     if (cmp) cv = cg_get(C, cmp, l);
     if (mask) mv = cg_get(C, mask, l);
     if (!l) {
+        if (in->sem == IR_SEM_ACQ_REL || in->sem == IR_SEM_RELEASE) cg_barrier(C); /* every thread's writes first */
         LLVMValueRef pred = LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
         if (mask) pred = LLVMBuildAnd(C->b, pred, mv.v[0], "");
         LLVMValueRef old = atomic_one(C, in, t, pv.v[0], cmp ? cv.v[0] : NULL, vv.v[0], pred);

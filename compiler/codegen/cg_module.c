@@ -265,6 +265,7 @@ static bool too_big(cg_ctx *C, ir_inst *in) {
 }
 
 void cg_region_inst(cg_ctx *C, ir_inst *in) {
+    if (C->lineinfo) cg_lineinfo_at(C, in->loc);
     if (too_big(C, in)) {
         C->failed = true;
         return;
@@ -332,6 +333,7 @@ static void write_meta(blk_strbuf *out, const ir_func *f, const char *entry, int
     for (int k = 0; k < f->consts.len; k++) {
         const ir_const_binding *cb = &f->consts.data[k];
         if (cb->is_float) sb_printf(out, "%s%s:f32:%.17g", k ? "," : "", cb->name, cb->fval);
+        else if (cb->is_bool) sb_printf(out, "%s%s:bool:%s", k ? "," : "", cb->name, cb->ival ? "true" : "false");
         else sb_printf(out, "%s%s:%s:%lld", k ? "," : "", cb->name,
                        cb->ival >= INT32_MIN && cb->ival <= INT32_MAX ? "i32" : "i64", (long long)cb->ival);
     }
@@ -385,6 +387,8 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     }
     LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)np, 0));
     C->fn = fn;
+    C->entry = entry;
+    cg_lineinfo_function(C, fn, f, entry);
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     char nt[32];
     snprintf(nt, sizeof nt, "%d", 32 * C->num_warps);
@@ -557,7 +561,7 @@ static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) 
 }
 
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
-                   const cg_variants *vs, cg_output *out) {
+                   const cg_variants *vs, unsigned flags, cg_output *out) {
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -597,6 +601,8 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     LLVMSetDataLayout(C->mod, dls);
     LLVMDisposeMessage(dls);
     LLVMDisposeTargetData(dl);
+    if (flags & CG_LINEINFO) cg_lineinfo_begin(C);
+    C->remarks = flags & (CG_REMARKS | CG_REMARKS_MISSED);
 
     blk_strbuf meta;
     sb_init(&meta);
@@ -612,6 +618,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
             bind_eq1(C, entry, variants[i], f->body->args.len);
         }
     }
+    cg_lineinfo_finish(C);
     if (C->failed || d->nerrors > errors0) goto done_meta;
     char *vmsg = NULL;
     if (LLVMVerifyModule(C->mod, LLVMReturnStatusAction, &vmsg)) {

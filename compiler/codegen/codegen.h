@@ -43,9 +43,15 @@ typedef struct {
 
 /* Lower every kernel of m. Returns 0, or the number of errors reported to d.
  * want_llvm: also fill out->llvm. opt_level 0 skips LLVM's optimisation.
+ * flags: CG_* below.
  * vs NULL: the default variants. */
+enum { /* cg_emit_module flags */
+    CG_LINEINFO = 1 << 0,       /* .file/.loc directives (cg_lineinfo.c) */
+    CG_REMARKS = 1 << 1,        /* a remark per global access: its width and what limited it */
+    CG_REMARKS_MISSED = 1 << 2, /* ... only for accesses narrower than the widest */
+};
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
-                   const cg_variants *vs, cg_output *out);
+                   const cg_variants *vs, unsigned flags, cg_output *out);
 
 /* One blk-meta line per kernel from the IR alone, without LLVM (what a
  * runtime needs before any variant is compiled): the fallback's line, with

@@ -2,7 +2,8 @@
  *
  *   blkc FILE.blk [-o OUT] [--emit=KIND] [--arch ARCH] [-D NAME=VALUE]...
  *        [-I DIR]... [-O0..3] [--kernel NAME] [--variant SPEC]...
- *        [--no-default-variants] [-Werror] [--max-errors=N] [--no-verify]
+ *        [--no-default-variants] [-Werror] [--max-errors=N] [--no-verify] [-lineinfo]
+ *        [-R | -Rpass-missed]
  *
  * Exit status: 0 success, 1 errors in the input, 2 bad command line.
  * Diagnostics go to stderr; the requested output to OUT (stdout if OUT is
@@ -30,6 +31,9 @@ static const char usage[] =
     "                        (e.g. stride=eq1,n=d16; parameters not named assume nothing)\n"
     "  --no-default-variants only the --variant entries (default: also all-d16 and fallback)\n"
     "  -Werror               treat warnings as errors\n"
+    "  -lineinfo             .file/.loc line info in the PTX (Nsight Compute source view)\n"
+    "  -R, -Rpass-missed     remarks: each global access's width and what limited it (-Rpass-missed: the\n"
+    "                        narrower ones only)\n"
     "  --max-errors=N        stop after N errors (default 20)\n"
     "  --no-verify           do not run the IR verifier between passes\n"
     "  --version, --help\n";
@@ -108,6 +112,10 @@ int main(int argc, char **argv) {
             opt = a[2] - '0';
         } else if (strcmp(a, "-Werror") == 0) {
             werror = 1;
+        } else if (strcmp(a, "-lineinfo") == 0) {
+            blkc_set_lineinfo(c, 1);
+        } else if (strcmp(a, "-R") == 0 || strcmp(a, "-Rpass-missed") == 0) {
+            blkc_set_remarks(c, a[2] ? 2 : 1);
         } else if (strcmp(a, "--no-verify") == 0) {
             verify = 0;
         } else if (a[0] == '-' && a[1]) {

@@ -189,6 +189,11 @@ static interp_sig exec_elementwise(interp *I, ir_inst *in) {
         for (int64_t i = 0; i < n; i++) out[i] = eval_cast(t, to, ELT(x, nx, i));
         return SIG_NEXT;
     }
+    if (in->op == IR_BITCAST) {
+        blk_dtype to = interp_dtype(r);
+        for (int64_t i = 0; i < n; i++) out[i] = eval_bitcast(t, to, ELT(x, nx, i));
+        return SIG_NEXT;
+    }
     if (nops == 1) {
         for (int64_t i = 0; i < n; i++) out[i] = eval_unary(in->op, t, ELT(x, nx, i));
         return SIG_NEXT;

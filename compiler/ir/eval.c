@@ -27,7 +27,23 @@
  *   casts are not defined (eval_supports says so) and give 0.
  * - Bool supports NOT, AND, OR, XOR, MINIMUM, MAXIMUM, CMP and CAST; integer
  *   ops do not take bool operands, float-only math does not take integers.
+ * - The math library (log1p ... lgamma, atan2 ... nextafter) is C's libm in
+ *   the operand's precision (f32: the float functions), except erfinv, which
+ *   C lacks: erfinv_f64 below, within 2 ulp of f64 and correctly rounded to
+ *   f32 but for rare ties. round is C round (half away from zero), rint
+ *   rounds half to even. lgamma is log|gamma(x)| (lgamma_r: no global
+ *   signgam, so the interpreter's threads do not race).
+ * - CLZ/POPC/BREV/BSWAP work on the operand's width (clz(0) = width).
+ *   MULHI is the high half of the double-width product, signed or unsigned
+ *   by the operand type.
+ * - BITCAST reads the operand's bits in the result dtype. A float operand's
+ *   bits are those of its value: f32/f64 NaN payloads survive (x86 quiets a
+ *   signalling NaN on the way: the quiet bit may differ from the GPU's); the
+ *   interpreter holds an f16/bf16/f8 NaN as a double NaN, so its bits come
+ *   back as the format's canonical NaN (0x7fff for f16 and bf16, sign and
+ *   payload lost), where the GPU keeps a loaded NaN's bits.
  */
+#define _GNU_SOURCE /* exp10, exp10f, lgamma_r, lgammaf_r */
 #include <math.h>
 #include <string.h>
 
@@ -100,7 +116,13 @@ bool eval_supports(ir_op op, blk_dtype t) {
     case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT:
     case IR_SIN: case IR_COS: case IR_TANH: case IR_SIGMOID: case IR_ERF:
     case IR_FLOOR: case IR_CEIL: case IR_POW:
+    case IR_ROUND: case IR_RINT: case IR_TRUNC: case IR_LOG1P: case IR_EXPM1: case IR_EXP10: case IR_LOG10:
+    case IR_TAN: case IR_ASIN: case IR_ACOS: case IR_ATAN: case IR_SINH: case IR_COSH: case IR_ASINH:
+    case IR_ACOSH: case IR_ATANH: case IR_CBRT: case IR_ERFC: case IR_ERFINV: case IR_LGAMMA:
+    case IR_ATAN2: case IR_HYPOT: case IR_REMAINDER: case IR_COPYSIGN: case IR_NEXTAFTER:
         return fl;
+    case IR_CLZ: case IR_POPC: case IR_BREV: case IR_BSWAP: case IR_MULHI:
+        return in;
     case IR_CMP: return t < DT_COUNT;
     case IR_PTRADD: return in || b; /* t is the offset dtype */
     case IR_CAST: return t < DT_COUNT;
@@ -109,6 +131,61 @@ bool eval_supports(ir_op op, blk_dtype t) {
 }
 
 /* ---- unary ---- */
+
+/* erfinv, which C's libm lacks: Giles' single-precision approximation
+ * ("Approximating the erfinv function", GPU Computing Gems, 2011) refined
+ * by Newton steps on erf (|y| < 0.5) or on erfc (|y| >= 0.5, where 1 - |y|
+ * is exact and erfc keeps its relative accuracy near the poles). */
+static double erfinv_f64(double y) {
+    if (isnan(y) || y < -1 || y > 1) return NAN;
+    if (y == 1 || y == -1) return copysign(INFINITY, y);
+    if (y == 0) return y; /* keeps -0 */
+    if (fabs(y) < 0x1p-30) return y * 0.88622692545275801; /* sqrt(pi)/2 * y; the next term is 2^-60 smaller */
+    double a = fabs(y), w = -log((1 - a) * (1 + a)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double x = p * a, c = 1 - a;
+    const double two_over_sqrt_pi = 1.1283791670955126;
+    for (int k = 0; k < 8; k++) {
+        double d = two_over_sqrt_pi * exp(-x * x); /* |d/dx erf(x)| */
+        if (d == 0) break;
+        double step = a < 0.5 ? (erf(x) - a) / d : (c - erfc(x)) / d;
+        x -= step;
+        if (fabs(step) <= 0x1p-60 * fabs(x)) break;
+    }
+    return copysign(x, y);
+}
+
+static double lgamma_f64(double x) {
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
+static float lgamma_f32(float x) {
+    int sign;
+    return lgammaf_r(x, &sign);
+}
 
 static double unary_f64(ir_op op, double x) {
     switch (op) {
@@ -127,6 +204,26 @@ static double unary_f64(ir_op op, double x) {
     case IR_ERF: return erf(x);
     case IR_FLOOR: return floor(x);
     case IR_CEIL: return ceil(x);
+    case IR_ROUND: return round(x);
+    case IR_RINT: return rint(x);
+    case IR_TRUNC: return trunc(x);
+    case IR_LOG1P: return log1p(x);
+    case IR_EXPM1: return expm1(x);
+    case IR_EXP10: return exp10(x);
+    case IR_LOG10: return log10(x);
+    case IR_TAN: return tan(x);
+    case IR_ASIN: return asin(x);
+    case IR_ACOS: return acos(x);
+    case IR_ATAN: return atan(x);
+    case IR_SINH: return sinh(x);
+    case IR_COSH: return cosh(x);
+    case IR_ASINH: return asinh(x);
+    case IR_ACOSH: return acosh(x);
+    case IR_ATANH: return atanh(x);
+    case IR_CBRT: return cbrt(x);
+    case IR_ERFC: return erfc(x);
+    case IR_ERFINV: return erfinv_f64(x);
+    case IR_LGAMMA: return lgamma_f64(x);
     default: return 0;
     }
 }
@@ -148,7 +245,48 @@ static float unary_f32(ir_op op, float x) {
     case IR_ERF: return erff(x);
     case IR_FLOOR: return floorf(x);
     case IR_CEIL: return ceilf(x);
+    case IR_ROUND: return roundf(x);
+    case IR_RINT: return rintf(x);
+    case IR_TRUNC: return truncf(x);
+    case IR_LOG1P: return log1pf(x);
+    case IR_EXPM1: return expm1f(x);
+    case IR_EXP10: return exp10f(x);
+    case IR_LOG10: return log10f(x);
+    case IR_TAN: return tanf(x);
+    case IR_ASIN: return asinf(x);
+    case IR_ACOS: return acosf(x);
+    case IR_ATAN: return atanf(x);
+    case IR_SINH: return sinhf(x);
+    case IR_COSH: return coshf(x);
+    case IR_ASINH: return asinhf(x);
+    case IR_ACOSH: return acoshf(x);
+    case IR_ATANH: return atanhf(x);
+    case IR_CBRT: return cbrtf(x);
+    case IR_ERFC: return erfcf(x);
+    case IR_ERFINV: return (float)erfinv_f64(x);
+    case IR_LGAMMA: return lgamma_f32(x);
     default: return 0;
+    }
+}
+
+/* CLZ/POPC/BREV/BSWAP on the low `bits` bits of u. */
+static uint64_t bit_op(ir_op op, int bits, uint64_t u) {
+    uint64_t r = 0;
+    switch (op) {
+    case IR_CLZ:
+        for (int k = bits - 1; k >= 0 && !((u >> k) & 1); k--) r++;
+        return r;
+    case IR_POPC:
+        for (int k = 0; k < bits; k++) r += (u >> k) & 1;
+        return r;
+    case IR_BREV:
+        for (int k = 0; k < bits; k++) r |= ((u >> k) & 1) << (bits - 1 - k);
+        return r;
+    case IR_BSWAP:
+        for (int k = 0; k < bits / 8; k++) r |= ((u >> (8 * k)) & 0xff) << (bits - 8 - 8 * k);
+        return r;
+    default:
+        return 0;
     }
 }
 
@@ -164,6 +302,11 @@ ir_scalar_val eval_unary(ir_op op, blk_dtype t, ir_scalar_val x) {
     case IR_ABS:
         if (dtype_is_signed(t) && x.i < 0) return wrap_int(t, 0 - x.u);
         return x;
+    case IR_CLZ: case IR_POPC: case IR_BREV: case IR_BSWAP: {
+        int bits = dtype_bits(t);
+        uint64_t u = bits >= 64 ? x.u : x.u & (((uint64_t)1 << bits) - 1);
+        return wrap_int(t, bit_op(op, bits, u));
+    }
     default: return int_val(0);
     }
 }
@@ -214,6 +357,11 @@ static double binary_f64(ir_op op, double x, double y) {
     case IR_DIV: return x / y;
     case IR_REM: return fmod(x, y);
     case IR_POW: return pow(x, y);
+    case IR_ATAN2: return atan2(x, y);
+    case IR_HYPOT: return hypot(x, y);
+    case IR_REMAINDER: return remainder(x, y);
+    case IR_COPYSIGN: return copysign(x, y);
+    case IR_NEXTAFTER: return nextafter(x, y);
     case IR_MINIMUM: return float_min_max(false, x, y);
     case IR_MAXIMUM: return float_min_max(true, x, y);
     default: return 0;
@@ -228,6 +376,11 @@ static float binary_f32(ir_op op, float x, float y) {
     case IR_DIV: return x / y;
     case IR_REM: return fmodf(x, y);
     case IR_POW: return powf(x, y);
+    case IR_ATAN2: return atan2f(x, y);
+    case IR_HYPOT: return hypotf(x, y);
+    case IR_REMAINDER: return remainderf(x, y);
+    case IR_COPYSIGN: return copysignf(x, y);
+    case IR_NEXTAFTER: return nextafterf(x, y);
     case IR_MINIMUM: return (float)float_min_max(false, x, y);
     case IR_MAXIMUM: return (float)float_min_max(true, x, y);
     default: return 0;
@@ -246,6 +399,18 @@ static ir_scalar_val shift(ir_op op, blk_dtype t, ir_scalar_val x, ir_scalar_val
     if (op == IR_SHL) return wrap_int(t, x.u << amount);
     if (negative) return int_val(~(~x.i >> amount)); /* arithmetic, no impl.-defined >> */
     return wrap_int(t, x.u >> amount);
+}
+
+/* High half of the double-width product. The two's-complement pattern of
+ * the 128-bit product is the same for signed and unsigned operands once
+ * they are extended by their signedness, so one unsigned multiply serves. */
+static ir_scalar_val mulhi(blk_dtype t, ir_scalar_val x, ir_scalar_val y) {
+    __extension__ typedef unsigned __int128 u128;
+    int bits = dtype_bits(t);
+    bool s = dtype_is_signed(t);
+    u128 a = s ? (u128)(x.i < 0 ? ~(u128)0 << 64 | x.u : x.u) : x.u;
+    u128 b = s ? (u128)(y.i < 0 ? ~(u128)0 << 64 | y.u : y.u) : y.u;
+    return wrap_int(t, (uint64_t)((a * b) >> bits));
 }
 
 static ir_scalar_val int_div_rem(ir_op op, blk_dtype t, ir_scalar_val x, ir_scalar_val y) {
@@ -274,6 +439,7 @@ ir_scalar_val eval_binary(ir_op op, int kind, blk_dtype t, ir_scalar_val x, ir_s
     case IR_OR: return wrap_int(t, x.u | y.u);
     case IR_XOR: return wrap_int(t, x.u ^ y.u);
     case IR_SHL: case IR_SHR: return shift(op, t, x, y);
+    case IR_MULHI: return mulhi(t, x, y);
     case IR_MINIMUM:
         if (is_signed) return x.i <= y.i ? x : y;
         return x.u <= y.u ? x : y;
@@ -354,6 +520,38 @@ ir_scalar_val eval_cast(blk_dtype from, blk_dtype to, ir_scalar_val x) {
     }
     if (to == DT_PTR) return x; /* the source's extension already gives 64 bits */
     return wrap_int(to, x.u);
+}
+
+/* The bits of a value of dtype t (not bool or pointer), zero-extended. */
+static uint64_t float_bits(blk_dtype t, double f) {
+    switch (t) {
+    case DT_F64: { uint64_t u; memcpy(&u, &f, 8); return u; }
+    case DT_F32: { float x = (float)f; uint32_t u; memcpy(&u, &x, 4); return u; }
+    case DT_F16: return fp_f64_to_f16(f);
+    case DT_BF16: return fp_f64_to_bf16(f);
+    case DT_F8E4M3: return fp_f64_to_f8e4m3(f);
+    case DT_F8E5M2: return fp_f64_to_f8e5m2(f);
+    default: return 0;
+    }
+}
+
+static double float_from_bits(blk_dtype t, uint64_t u) {
+    switch (t) {
+    case DT_F64: { double d; memcpy(&d, &u, 8); return d; }
+    case DT_F32: { uint32_t w = (uint32_t)u; float x; memcpy(&x, &w, 4); return x; }
+    case DT_F16: return fp_f16_to_f32((uint16_t)u);
+    case DT_BF16: return fp_bf16_to_f32((uint16_t)u);
+    case DT_F8E4M3: return fp_f8e4m3_to_f32((uint8_t)u);
+    case DT_F8E5M2: return fp_f8e5m2_to_f32((uint8_t)u);
+    default: return 0;
+    }
+}
+
+ir_scalar_val eval_bitcast(blk_dtype from, blk_dtype to, ir_scalar_val x) {
+    int bits = dtype_bits(from);
+    uint64_t u = dtype_is_float(from) ? float_bits(from, x.f) : bits >= 64 ? x.u : x.u & (((uint64_t)1 << bits) - 1);
+    if (dtype_is_float(to)) return float_val(float_from_bits(to, u));
+    return wrap_int(to, u);
 }
 
 /* ---- memory ---- */

@@ -36,6 +36,8 @@ ir_scalar_val eval_binary(ir_op op, int kind, blk_dtype t, ir_scalar_val x, ir_s
 ir_scalar_val eval_ptradd(ir_scalar_val ptr, blk_dtype pointee, blk_dtype offset_t, ir_scalar_val off);
 ir_scalar_val eval_fma(blk_dtype t, ir_scalar_val a, ir_scalar_val b, ir_scalar_val c);
 ir_scalar_val eval_cast(blk_dtype from, blk_dtype to, ir_scalar_val x);
+/* BITCAST between same-width dtypes (no bool, no pointers). */
+ir_scalar_val eval_bitcast(blk_dtype from, blk_dtype to, ir_scalar_val x);
 /* true if evaluating op on dtype t is defined by these functions (e.g. an
  * int DIV by zero is, giving 0; a float op on a bool is not). */
 bool eval_supports(ir_op op, blk_dtype t);

@@ -61,7 +61,8 @@ typedef enum { IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_PROD, IR_RED_XOR_SUM, 
 typedef enum { IR_ATOM_ADD, IR_ATOM_MAX, IR_ATOM_MIN, IR_ATOM_AND, IR_ATOM_OR, IR_ATOM_XOR, IR_ATOM_XCHG } ir_atomic;
 typedef enum { IR_CACHE_DEFAULT, IR_CACHE_CA, IR_CACHE_CG, IR_CACHE_CS } ir_cache;
 typedef enum { IR_EVICT_DEFAULT, IR_EVICT_NORMAL, IR_EVICT_FIRST, IR_EVICT_LAST } ir_evict;
-typedef enum { IR_SEM_ACQ_REL, IR_SEM_RELAXED } ir_sem;
+typedef enum { IR_SEM_ACQ_REL, IR_SEM_RELAXED, IR_SEM_ACQUIRE, IR_SEM_RELEASE } ir_sem;
+typedef enum { IR_SCOPE_GPU, IR_SCOPE_CTA } ir_scope; /* atomics: whom the ordering is with */
 typedef enum { IR_PREC_DEFAULT, IR_PREC_TF32, IR_PREC_IEEE } ir_precision;
 
 enum { /* ir_inst.flags */
@@ -111,7 +112,7 @@ struct ir_inst {
     double fval;
     int perm[IR_MAX_RANK];
     unsigned flags;     /* IRF_* */
-    uint8_t cache, eviction, sem, precision;
+    uint8_t cache, eviction, sem, precision, scope;
     const char *str;    /* PRINT prefix */
     ir_func *callee;    /* CALL */
     int scratch;        /* free for passes */
@@ -121,7 +122,7 @@ typedef struct {
     const char *name;
     int64_t ival;       /* integer / bool const value */
     double fval;
-    bool is_float;
+    bool is_float, is_bool;
 } ir_const_binding;
 
 struct ir_func {

@@ -70,7 +70,8 @@ static const char *const reduce_names[] = {"sum", "max", "min", "prod", "xor_sum
 static const char *const atomic_names[] = {"add", "max", "min", "and", "or", "xor", "xchg"};
 static const char *const cache_names[] = {"default", "ca", "cg", "cs"};
 static const char *const evict_names[] = {"default", "normal", "first", "last"};
-static const char *const sem_names[] = {"acq_rel", "relaxed"};
+static const char *const sem_names[] = {"acq_rel", "relaxed", "acquire", "release"};
+static const char *const scope_names[] = {"gpu", "cta"};
 static const char *const prec_names[] = {"default", "tf32", "ieee"};
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -253,9 +254,11 @@ static void put_attrs(blk_strbuf *out, const ir_inst *i) {
     case IR_ATOMIC_RMW:
         put_enum(out, "kind", atomic_names, COUNT(atomic_names), i->kind);
         put_enum(out, "sem", sem_names, COUNT(sem_names), i->sem);
+        if (i->scope != IR_SCOPE_GPU) put_enum(out, "scope", scope_names, COUNT(scope_names), i->scope);
         break;
     case IR_ATOMIC_CAS:
         put_enum(out, "sem", sem_names, COUNT(sem_names), i->sem);
+        if (i->scope != IR_SCOPE_GPU) put_enum(out, "scope", scope_names, COUNT(scope_names), i->scope);
         break;
     case IR_DOT:
         if (i->precision != IR_PREC_DEFAULT) put_enum(out, "prec", prec_names, COUNT(prec_names), i->precision);
@@ -397,6 +400,8 @@ void ir_print_func(blk_strbuf *out, ir_func *f) {
                 char buf[64];
                 format_float(buf, sizeof buf, c->fval, true);
                 sb_puts(out, buf);
+            } else if (c->is_bool) {
+                sb_puts(out, c->ival ? "true" : "false");
             } else {
                 sb_printf(out, "%lld", (long long)c->ival);
             }

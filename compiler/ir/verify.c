@@ -169,23 +169,30 @@ static void check_elementwise_dtypes(verifier *V, const ir_inst *i) {
         break;
     case IR_EXP: case IR_EXP2: case IR_LOG: case IR_LOG2: case IR_SQRT: case IR_RSQRT:
     case IR_SIN: case IR_COS: case IR_TANH: case IR_SIGMOID: case IR_ERF: case IR_FLOOR: case IR_CEIL:
+    case IR_ROUND: case IR_RINT: case IR_TRUNC: case IR_LOG1P: case IR_EXPM1: case IR_EXP10: case IR_LOG10:
+    case IR_TAN: case IR_ASIN: case IR_ACOS: case IR_ATAN: case IR_SINH: case IR_COSH: case IR_ASINH:
+    case IR_ACOSH: case IR_ATANH: case IR_CBRT: case IR_ERFC: case IR_ERFINV: case IR_LGAMMA:
         if (!is_float(a)) fail(V, i, "operand type %s is not a float", tstr(a, b1));
+        break;
+    case IR_CLZ: case IR_POPC: case IR_BREV: case IR_BSWAP:
+        if (!is_int(a)) fail(V, i, "operand type %s is not an integer", tstr(a, b1));
         break;
     default:
         break;
     }
-    if (op >= IR_NEG && op <= IR_CEIL) {
+    if (op >= IR_NEG && op <= IR_BSWAP) { /* the unary elementwise ops of ops.def */
         expect_type(V, i, "result", rty(i, 0), a);
         return;
     }
-    if (op >= IR_ADD && op <= IR_POW) {
+    if (op >= IR_ADD && op <= IR_MULHI) { /* the binary elementwise ops */
         if (!expect_type(V, i, "operand 1", ty(i, 1), a)) return;
         expect_type(V, i, "result", rty(i, 0), a);
         bool ok;
         const char *need;
         if (op == IR_AND || op == IR_OR || op == IR_XOR) ok = is_int(a) || is_bool(a), need = "an integer or bool";
         else if (op == IR_SHL || op == IR_SHR) ok = is_int(a), need = "an integer";
-        else if (op == IR_POW) ok = is_float(a), need = "a float";
+        else if (op >= IR_POW && op <= IR_NEXTAFTER) ok = is_float(a), need = "a float";
+        else if (op == IR_MULHI) ok = is_int(a), need = "an integer";
         else if (op == IR_MINIMUM || op == IR_MAXIMUM) ok = is_int(a) || is_float(a) || is_bool(a), need = "a number or bool";
         else ok = is_int(a) || is_float(a), need = "a number";
         if (!ok) fail(V, i, "operand type %s is not %s", tstr(a, b1), need);
@@ -213,6 +220,13 @@ static void check_elementwise_dtypes(verifier *V, const ir_inst *i) {
         expect_type(V, i, "operand 2", ty(i, 2), ty(i, 1));
         expect_type(V, i, "result", rty(i, 0), ty(i, 1));
         break;
+    case IR_BITCAST: {
+        ir_type r = rty(i, 0);
+        char b2[96];
+        if (is_ptr(a) || is_ptr(r) || is_bool(a) || is_bool(r) || dtype_bits((blk_dtype)a.dtype) != dtype_bits((blk_dtype)r.dtype))
+            fail(V, i, "cannot bitcast %s to %s", tstr(a, b1), tstr(r, b2));
+        break;
+    }
     case IR_CAST: {
         ir_type r = rty(i, 0);
         if ((is_ptr(a) && !is_ptr(r) && !is_int(r)) || (is_ptr(r) && !is_ptr(a) && !is_int(a))) {
@@ -279,7 +293,8 @@ static void check_memory(verifier *V, const ir_inst *i) {
             fail(V, i, "bad atomic kind %d", i->kind);
         else if (i->op == IR_ATOMIC_RMW && i->kind >= IR_ATOM_AND && i->kind <= IR_ATOM_XOR && !is_int(ty(i, 1)))
             fail(V, i, "bitwise atomic on %s", tstr(ty(i, 1), b1));
-        if (i->sem > IR_SEM_RELAXED) fail(V, i, "bad memory semantics %d", i->sem);
+        if (i->sem > IR_SEM_RELEASE) fail(V, i, "bad memory semantics %d", i->sem);
+        if (i->scope > IR_SCOPE_CTA) fail(V, i, "bad atomic scope %d", i->scope);
         break;
     }
     case IR_DESC_LOAD:

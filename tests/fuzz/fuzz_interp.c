@@ -479,7 +479,7 @@ static void gen_stmt(fz_gen *g, int depth) {
         unsigned e = pick(in, depth == 0 ? 6 : 5);
         unsigned st = pick(in, 4);
         if (st == 3 && e == 5) st = 0; /* pid..n is fine, keep it simple */
-        /* (a constant step must be positive: sema rejects the rest) */
+        /* (positive constant steps; a negative one counts down, 0 is rejected) */
         emit(o, "for %s in range(%s, %s, %u) {\n", nm, starts[st], ends[e], 1 + pick(in, 3));
         g->loop_depth++;
         int save = g->nnames[IS];

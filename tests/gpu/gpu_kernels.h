@@ -118,6 +118,122 @@ static const gk_kernel gk_table[] = {
      {"bh=2 seq=64", "bh=1 seq=1", "bh=2 seq=100", "bh=1 seq=300"},
      TOL_BF16_MATH},
 
+    /* ---- ../tests/gpu/math.blk: the math library (libdevice) against the interpreter (host libm).
+     * Tolerances: libdevice's documented maximum ulp error (CUDA Programming Guide, "Mathematical
+     * Functions") plus 1 ulp for the host libm, in units of the output type; rounding, fmod,
+     * remainder, copysign, nextafter, predicates, bit operations and bit casts are exact. Every
+     * 16th element and its neighbours are NaN, +-inf, +-0 or subnormal (SPECIALS=0 for the
+     * fast forms, which do not promise IEEE special cases). F selects the function: see math.blk ---- */
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=0", "F=1", "F=2"}, /* round rint trunc */
+     {"n=1000", "n=65536", "n=1", "n=300007"},
+     TOL_EXACT},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-0.9,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=3", "F=4", "F=16"}, /* log1p expm1 cbrt: 1 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){2, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-0.9,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=5", "F=6", "F=10", "F=12"}, /* exp10 log10 atan cosh: 2 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){3, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-1,1)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=8", "F=9", "F=18"}, /* asin acos erfinv: 2 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){3, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-1,1)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=11", "F=13", "F=15"}, /* sinh asinh atanh: 3 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){4, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=7", "F=17"}, /* tan erfc: 4 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){5, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(1,6)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=14"}, /* acosh: 4 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){5, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(0.1,8)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=19"}, /* lgamma: 6 ulp away from its zeros at 1 and 2, absolute error near them */
+     {"n=1000", "n=65536"},
+     ((gk_tol){7, 1e-6})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(0.1,1.5)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=20 SPECIALS=0", "F=21 SPECIALS=0", "F=22 SPECIALS=0"}, /* fast exp10 log10 tan */
+     {"n=1000", "n=65536"},
+     ((gk_tol){0, 2e-5})},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=0", "F=1", "F=2"},
+     {"n=1000", "n=65536", "n=1"},
+     TOL_EXACT},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(-0.9,4)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=3", "F=4", "F=5", "F=6", "F=12", "F=16"}, /* log1p expm1 exp10 log10 cosh cbrt: 1 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){2, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(-1,1)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=8", "F=9", "F=15", "F=10", "F=11", "F=7"}, /* asin acos atanh atan sinh tan: 2 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){3, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(-1,1)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=13", "F=17", "F=18"}, /* asinh: 3 ulp, erfc erfinv: 5 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){6, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(1,6)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=14"}, /* acosh: 3 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){4, 0})},
+    {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(0.1,8)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=19"}, /* lgamma: 4 ulp away from its zeros */
+     {"n=1000", "n=65536"},
+     ((gk_tol){5, 1e-14})},
+    {"../tests/gpu/math.blk", "math_unary_f16", "out:out(n) x:in(n,u(0.1,3)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=0", "F=3", "F=5", "F=8", "F=16", "F=19"}, /* f32 math rounded to f16 once: 1 f16 ulp at a tie */
+     {"n=1000", "n=65536"},
+     ((gk_tol){1, 0})},
+    {"../tests/gpu/math.blk", "math_binary_f32", "out:out(n) x:in(n,u(-4,4)) y:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)",
+     NULL,
+     {"F=0", "F=1", "F=2", "F=3"}, /* fmod remainder copysign nextafter */
+     {"n=1000", "n=65536", "n=1", "n=300007"},
+     TOL_EXACT},
+    {"../tests/gpu/math.blk", "math_binary_f32", "out:out(n) x:in(n,u(-4,4)) y:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)",
+     NULL,
+     {"F=4", "F=5", "F=6", "F=7"}, /* atan2 hypot: 3 ulp; pow (float and integer exponents): 4 ulp */
+     {"n=1000", "n=65536", "n=300007"},
+     ((gk_tol){5, 0})},
+    {"../tests/gpu/math.blk", "math_binary_f32", "out:out(n) x:in(n,u(0.1,4)) y:in(n,u(-3,3)) n:=n",
+     "cdiv(n,BLOCK)", NULL,
+     {"F=8 SPECIALS=0"}, /* fast pow: ex2.approx(y * lg2.approx(x)) */
+     {"n=1000", "n=65536"},
+     ((gk_tol){0, 1e-5})},
+    {"../tests/gpu/math.blk", "math_binary_f64", "out:out(n) x:in(n,u(-4,4)) y:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)",
+     NULL,
+     {"F=0", "F=1", "F=2", "F=3"},
+     {"n=1000", "n=65536"},
+     TOL_EXACT},
+    {"../tests/gpu/math.blk", "math_binary_f64", "out:out(n) x:in(n,u(-4,4)) y:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)",
+     NULL,
+     {"F=4", "F=5", "F=6", "F=7"}, /* atan2 hypot pow: 2 ulp */
+     {"n=1000", "n=65536"},
+     ((gk_tol){3, 0})},
+    {"../tests/gpu/math.blk", "math_bits", "out:out(8*n) out64:out(4*n) x:in(n) n:=n seed:=7", "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=256"}, /* isnan isinf isfinite signbit, clz popc brev bswap mulhi, bitcast: exact */
+     {"n=1000", "n=65536", "n=1", "n=300007"},
+     TOL_EXACT},
+    {"../tests/gpu/math.blk", "range_countdown", "out:out(n) x:in(n) n:=n", "1", NULL,
+     {""}, /* for k in range(n - 1, -1, -1) */
+     {"n=17", "n=1000", "n=1", "n=0"},
+     TOL_EXACT},
+
+    /* ---- ../tests/gpu/atomics.blk: ordering between programs (acquire/release fences around relaxed
+     * read-modify-writes, a CTA barrier before a scalar release). A lost update or a stale read changes
+     * the output; the results do not depend on the schedule ---- */
+    {"../tests/gpu/atomics.blk", "ticket_lock", "lock:zero(2) shared_block:zero(B) count:zero(1)", "p", NULL,
+     {"", "B=1024 num_warps=8"},
+     {"p=1", "p=100", "p=2000"},
+     TOL_EXACT},
+    {"../tests/gpu/atomics.blk", "message_pass", "ticket:zero(1) flags:zero(q) data:out(q*B)", "q", NULL,
+     {"", "B=2048 num_warps=8"},
+     {"q=1", "q=64", "q=1000"},
+     TOL_EXACT},
+
     /* ---- elementwise.blk ---- */
     {"elementwise.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)",
      "n<(1<<24) || BLOCK==256", /* 2^24+5 with BLOCK=256: 65537 programs, past 16 bits */

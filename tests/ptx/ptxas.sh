@@ -4,7 +4,8 @@
 # valid (not that it computes the right thing: that is tests/gpu).
 # Exit 77 (CTest: skipped) when ptxas is not installed.
 # A line "// PTXAS: KERNEL -D NAME=VALUE ..." in FILE adds a configuration of
-# KERNEL (compiled and assembled like the defaults).
+# KERNEL (compiled and assembled like the defaults); -lineinfo there is also
+# given to ptxas.
 blkc=$1; ptxas=$2; src=$3
 if [ -z "$ptxas" ] || [ ! -x "$ptxas" ]; then
   echo "SKIP: ptxas not found (install the CUDA toolkit or put ptxas on PATH)"; exit 77
@@ -24,7 +25,9 @@ while read -r k defs; do
     if ! grep -q "^// blk-meta v1 kernel=$k " "$tmp/$k.$arch.ptx"; then
       echo "FAIL: $k ($arch): no blk-meta line"; fail=1
     fi
-    if ! "$ptxas" -arch="$arch" "$tmp/$k.$arch.ptx" -o "$tmp/out.cubin" 2> "$tmp/perr" < /dev/null; then
+    pflags=""; case " $defs " in *" -lineinfo "*) pflags="-lineinfo";; esac
+    # shellcheck disable=SC2086 # pflags: empty or one option
+    if ! "$ptxas" $pflags -arch="$arch" "$tmp/$k.$arch.ptx" -o "$tmp/out.cubin" 2> "$tmp/perr" < /dev/null; then
       echo "FAIL: ptxas -arch=$arch on $k $defs"; cat "$tmp/perr"; fail=1; continue
     fi
     ok=$((ok + 1))

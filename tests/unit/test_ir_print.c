@@ -33,7 +33,7 @@ static void test_kernel(void) {
     blk_arena *a = arena_new();
     ir_module *m = ir_module_new(a);
     ir_func *f = ir_func_new(m, "scale", true, LOC_NONE);
-    ir_const_binding cb = {"BLOCK", 128, 0, false};
+    ir_const_binding cb = {"BLOCK", 128, 0, false, false};
     VEC_PUSH(a, f->consts, cb);
     ir_value *p = ir_func_add_param(f, ir_ptr(DT_F32, false), "x");
     ir_value *n = ir_func_add_param(f, ir_scalar(DT_I32), "n");

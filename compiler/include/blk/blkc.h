@@ -43,6 +43,11 @@ void blkc_free(blkc_ctx *c);
 void blkc_add_include_dir(blkc_ctx *c, const char *dir);
 void blkc_set_stdlib_dir(blkc_ctx *c, const char *dir); /* default: BLK_STDLIB_DIR at build time */
 void blkc_set_opt_level(blkc_ctx *c, int level);         /* 0..3, default 2 */
+void blkc_set_lineinfo(blkc_ctx *c, int on);             /* .file/.loc in the PTX (nvcc -lineinfo); default off */
+/* Optimisation remarks with the diagnostics (blkc -R / -Rpass-missed): 0 none
+ * (default), 1 every global access's width and what limited it, 2 only the
+ * accesses narrower than the widest. */
+void blkc_set_remarks(blkc_ctx *c, int level);
 void blkc_set_verify_each(blkc_ctx *c, int on);          /* verifier after every pass (default on) */
 void blkc_set_max_errors(blkc_ctx *c, int n);
 void blkc_set_werror(blkc_ctx *c, int on);              /* warnings count as errors */

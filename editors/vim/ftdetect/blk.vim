@@ -1,0 +1,2 @@
+" .blk files are blk kernels (editors/vim/syntax/blk.vim).
+autocmd BufRead,BufNewFile *.blk setfiletype blk
