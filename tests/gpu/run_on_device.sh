@@ -100,7 +100,7 @@ fi
 CHECK_RC=skipped
 if want check; then
   for attempt in 1 2 3; do
-    run_step check 200 "$LOG" "$GC" --stdlib "$STDLIB" --case-timeout 30 ${skip[@]+"${skip[@]}"} ${EXTRA[@]+"${EXTRA[@]}"}
+    run_step check 300 "$LOG" "$GC" --stdlib "$STDLIB" --case-timeout 30 ${skip[@]+"${skip[@]}"} ${EXTRA[@]+"${EXTRA[@]}"}
     [ "$RC" = 3 ] || break
     hung=$(grep -o 'HANG: .* kernel=[A-Za-z0-9_]*' "$LOG" | tail -1 | sed 's/.*kernel=//')
     [ -n "$hung" ] || break
