@@ -318,8 +318,13 @@ static void lower_store(cg_ctx *C, ir_inst *in) {
     cg_val pv = cg_get(C, ptr, l), vv = cg_get(C, val, l), mv = {0};
     if (mask) mv = cg_get(C, mask, l);
     int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, ptr->type.shape, NULL) : 1;
+    /* A scalar store is one store of the program, done by thread 0: were
+     * every thread to store, `store(c, load(c) + 1)` would add once per warp
+     * that loads after another warp's store (seen under compute-sanitizer). */
+    LLVMValueRef first = ptr->type.rank ? NULL : LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
     for (int i = 0; i < n; i += vec) {
         LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL;
+        if (first) pred = pred ? LLVMBuildAnd(C->b, pred, first, "") : first;
         LLVMValueRef vals[16];
         for (int j = 0; j < vec; j++) vals[j] = vv.v[vv.n == n ? i + j : 0];
         store_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, vals);
