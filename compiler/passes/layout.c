@@ -618,7 +618,7 @@ typedef struct {
     ir_func *f;
     bool *seeded;
     bool changed;
-    bool rows_first_phase; /* seeding the dots whose rows are reduced (first) or the others */
+    int phase; /* 0: dots whose rows are reduced, 1: the other dots, 2: loads in loop bodies */
 } seed_ctx;
 
 static void seed_want(lay_ctx *L, seed_ctx *s, const ir_value *v, const lay_layout *l) {
@@ -652,6 +652,15 @@ static void consumer_step(lay_ctx *L, ir_inst *in, void *arg) {
         }
 }
 
+static bool has_dot(const ir_region *r) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == IR_DOT) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_dot(i->regions[k])) return true;
+    }
+    return false;
+}
+
 static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     seed_ctx *s = arg;
     ir_value *res = in->num_results ? in->results[0] : NULL;
@@ -659,7 +668,7 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     case IR_DOT: {
         if (!res || res->type.rank != 2 || (in_range(L, res) && s->seeded[res->id])) return;
         bool rows = dot_rows_first(L, s->f, in);
-        if (rows != s->rows_first_phase) return;
+        if (s->phase == 2 || rows != (s->phase == 0)) return;
         const lay_layout *l = seeded_want(L, s, in->operands[2]);
         if (!l || !lay_is_mma_acc(l, 2, res->type.shape)) {
             consumer_ctx c = {res, s, NULL};
@@ -671,6 +680,15 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
         seed_want(L, s, in->operands[2], l);
         return;
     }
+    case IR_LOAD:
+        /* phase 2: a load in a loop body seeds its access layout, so the
+         * values it is combined with and carried across iterations take it
+         * (softmax_online's running max) instead of converting it per
+         * iteration */
+        if (s->phase == 2 && res && res->type.rank && in->parent->parent && in->parent->parent->op == IR_FOR &&
+            !has_dot(in->parent)) /* a loop with dots: their layouts decide */
+            seed_want(L, s, res, load_layout(L, in));
+        return;
     case IR_FOR: {
         ir_inst *y = terminator(in->regions[0]);
         if (!y || y->op != IR_YIELD) return;
@@ -721,12 +739,13 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
 
 /* Dots whose rows are reduced first (their layout puts a row in one warp),
  * then the others, which join an accumulator layout already flowing into
- * their consumers or accumulator operand where there is one. */
+ * their consumers or accumulator operand where there is one; then the loads
+ * in loop bodies, for the loop-carried values no dot decided. */
 static void seed_dots(lay_ctx *L, ir_func *f) {
-    seed_ctx s = {f, ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, true};
+    seed_ctx s = {f, ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, 0};
     if (!s.seeded) return;
-    for (int phase = 0; phase < 2; phase++) {
-        s.rows_first_phase = phase == 0;
+    for (int phase = 0; phase < 3; phase++) {
+        s.phase = phase;
         s.changed = true;
         for (int it = 0; it < 16 && s.changed; it++) {
             s.changed = false;
