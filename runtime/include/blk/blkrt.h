@@ -118,6 +118,12 @@ blkrt_status blkrt_memset_async(blkrt_device *d, blkrt_ptr dst, uint8_t value, s
 blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out);
 blkrt_status blkrt_stream_destroy(blkrt_stream *s);
 blkrt_status blkrt_stream_synchronize(blkrt_stream *s);
+/* Adopt a CUstream this library did not create (a non-default
+ * torch.cuda.Stream's cuda_stream, a cudaStream_t) on a GPU device: launches,
+ * copies, events and graph capture work on it as on a created stream;
+ * blkrt_stream_destroy forgets it without destroying the CUstream, which
+ * must outlive the handle. 0 means the legacy default stream. */
+blkrt_status blkrt_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream **out);
 
 blkrt_status blkrt_event_create(blkrt_device *d, blkrt_event **out);
 blkrt_status blkrt_event_destroy(blkrt_event *e);
@@ -188,6 +194,9 @@ typedef struct {
 blkrt_status blkrt_kernel_get_info(blkrt_kernel *k, blkrt_kernel_info *out);
 /* Parameter i: its name and blk type as written in blk-meta ("*f32", "i32"). */
 blkrt_status blkrt_kernel_param(blkrt_kernel *k, int i, const char **name, const char **type);
+/* Const i (0-based) of a checked kernel: its name and blk type ("i32");
+ * BLKRT_ERR_NOT_FOUND past the last. */
+blkrt_status blkrt_kernel_const_at(blkrt_kernel *k, int i, const char **name, const char **type);
 /* A const value this kernel was compiled with (e.g. BLOCK, to size the grid). */
 blkrt_status blkrt_kernel_const_int(blkrt_kernel *k, const char *name, int64_t *value);
 blkrt_status blkrt_kernel_const_float(blkrt_kernel *k, const char *name, double *value);
