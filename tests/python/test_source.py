@@ -1,0 +1,113 @@
+"""`import blk` over libblk.so (compiler + runtime): .blk source compiled and
+run on the CPU device, host buffers, BLK_DEVICE=cpu, python -m blk.
+
+Environment (CTest, tests/python/CMakeLists.txt): BLK_LIBBLKRT = libblk.so,
+PYTHONPATH = runtime/python, BLK_SOURCE_DIR = the source tree.
+"""
+import array
+import ctypes
+import os
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import blk  # noqa: E402
+import cpu_kernels  # noqa: E402
+
+
+class FakeCudaTensor:
+    """What the CPU launcher uses of a torch CUDA tensor: is_cuda, dtype,
+    detach().cpu() (a host copy with data_ptr) and copy_(host)."""
+    dtype = "torch.float32"
+    is_cuda = True
+
+    def __init__(self, values):
+        self.values = array.array("f", values)
+        self.copied_back = False
+
+    def detach(self):
+        return self
+
+    def cpu(self):
+        host = array.array("f", self.values)
+        outer = self
+
+        class Host:
+            dtype = "torch.float32"
+
+            def __init__(self):
+                self.storage = (ctypes.c_float * len(host)).from_buffer(host)
+                self.keep = host
+
+            def data_ptr(self):
+                return ctypes.addressof(self.storage)
+        h = Host()
+        h.outer = outer
+        return h
+
+    def copy_(self, host):
+        self.values = array.array("f", host.keep)
+        self.copied_back = True
+
+
+class Source(unittest.TestCase):
+    def setUp(self):
+        self.dev = blk.Device.cpu()
+
+    def tearDown(self):
+        self.dev = None
+
+    def test_library_has_compiler(self):
+        self.assertTrue(blk.has_compiler(), blk.library_path())
+        self.assertTrue(os.path.isfile(blk.stdlib("softmax.blk")))
+
+    def test_stdlib_kernels_against_reference(self):
+        checked = cpu_kernels.run(self.dev, log=lambda *a: None)
+        self.assertIn("softmax.softmax", checked)
+
+    def test_cuda_tensors_copied_around_a_cpu_launch(self):
+        k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="vector_add",
+                                      defines={"BLOCK": 32}).kernel("vector_add")
+        x, y, out = FakeCudaTensor(range(50)), FakeCudaTensor([1.0] * 50), FakeCudaTensor([0.0] * 50)
+        k[2](x, y, out, 50)
+        self.assertTrue(out.copied_back)
+        self.assertEqual(list(out.values), [float(i + 1) for i in range(50)])
+
+    def test_foreign_stream_on_cpu_is_the_default(self):
+        k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
+        a, b = array.array("f", [3.0] * 8), array.array("f", [0.0] * 8)
+        k[1](a, b, 8, stream=type("TorchStream", (), {"cuda_stream": 0x1234})())
+        self.assertEqual(list(b), [3.0] * 8)
+
+    def test_read_only_buffer_refused(self):
+        k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
+        with self.assertRaises(blk.Error) as cm:
+            k[1](memoryview(bytes(32)).toreadonly(), bytearray(32), 8)
+        self.assertIn("read-only", cm.exception.message)
+
+    def test_blk_device_switch(self):
+        old = os.environ.get("BLK_DEVICE")
+        os.environ["BLK_DEVICE"] = "cpu"
+        try:
+            self.assertTrue(blk.Device().is_cpu)
+            self.assertTrue(blk.Device(0).is_cpu)  # an unchanged GPU script lands on the CPU
+        finally:
+            if old is None:
+                del os.environ["BLK_DEVICE"]
+            else:
+                os.environ["BLK_DEVICE"] = old
+
+    def test_python_m_blk(self):
+        r = subprocess.run([sys.executable, "-m", "blk", "--version"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("blk %s (library 0.1.0)" % blk.__version__), r.stdout)
+        r = subprocess.run([sys.executable, "-m", "blk"], capture_output=True, text=True,
+                           env=dict(os.environ, BLKRT_CUDA_LIBRARY="/nonexistent/libcuda.so.1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("compiler and runtime", r.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()
