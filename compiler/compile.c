@@ -343,6 +343,11 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
         ir_print_module(&c->emit, c->ir);
         return sb_str(&c->emit);
     }
+    if (strcmp(what, "autotune") == 0) {
+        if (!c->ir) return NULL;
+        compile_autotune_text(c, &c->emit);
+        return sb_str(&c->emit);
+    }
     if (strcmp(what, "meta-front") == 0) {
         if (!c->ir) return NULL;
         cg_front_meta(&c->emit, c->ir, c->target);

@@ -176,6 +176,16 @@ static blkrt_status describe(const blkrt_compile_request *req, blkrt_compile_res
     return st;
 }
 
+/* The @autotune configs: front end only. */
+static blkrt_status autotune(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    blkrt_status st;
+    blkc_ctx *c = build(req, NULL, NULL, res, &st);
+    if (!c) return st;
+    st = finish(c, blkc_emit(c, "autotune"), res);
+    blkc_free(c);
+    return st;
+}
+
 /* The version in cache keys: the compiler's version, and the identity of the
  * binary libblkc is linked into (path, size, mtime), so that rebuilding the
  * compiler during development never serves PTX from an older one. */
@@ -187,6 +197,7 @@ static blkrt_compiler jit = {
     .cpu_run = cpu_run,
     .cpu_free = cpu_free,
     .describe = describe,
+    .autotune = autotune,
 };
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 

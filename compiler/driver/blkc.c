@@ -49,8 +49,9 @@ static const blkc_option options[] = {
     {OPT_OUTPUT, "-o", "FILE", "@file",
      "write output to FILE ('-' = stdout, the default); FILE.ptx means --emit=ptx,\n"
      "FILE.cubin means --emit=cubin"},
-    {OPT_EMIT, "--emit", "KIND", "tokens ast ir ir-after= ptx cubin llvm meta meta-front",
-     "tokens | ast | ir | ir-after=PASS | ptx | cubin | llvm | meta | meta-front\n"
+    {OPT_EMIT, "--emit", "KIND", "tokens ast ir ir-after= ptx cubin llvm meta meta-front autotune",
+     "tokens | ast | ir | ir-after=PASS | ptx | cubin | llvm | meta | meta-front |\n"
+     "autotune (the @autotune configs, for the runtime's autotuner)\n"
      "(default: from -o's extension, else ir); cubin runs ptxas ($PTXAS, PATH,\n"
      "/usr/local/cuda/bin) on the PTX"},
     {OPT_ARCH, "--arch|-arch", "ARCH", "sm_90a sm_90 sm_80",
@@ -344,10 +345,10 @@ int main(int argc, char **argv) {
     bool front_only = strcmp(emit, "tokens") == 0 || strcmp(emit, "ast") == 0;
     bool after = strncmp(emit, "ir-after=", 9) == 0;
     bool backend = strcmp(emit, "ptx") == 0 || cubin || strcmp(emit, "llvm") == 0 || strcmp(emit, "meta") == 0 ||
-                   strcmp(emit, "meta-front") == 0;
+                   strcmp(emit, "meta-front") == 0 || strcmp(emit, "autotune") == 0;
     if (!front_only && !after && !backend && strcmp(emit, "ir") != 0) {
         blkc_free(c);
-        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS, ptx, cubin, llvm, meta, meta-front)",
+        return usage_error("unknown --emit kind '%s' (tokens, ast, ir, ir-after=PASS, ptx, cubin, llvm, meta, meta-front, autotune)",
                            emit);
     }
     if (after) blkc_set_dump_after(c, emit + 9);

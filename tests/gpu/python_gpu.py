@@ -106,6 +106,34 @@ def main():
             cupy.cuda.runtime.deviceSynchronize()
             check("CuPy arrays", bool((co == 2 * cx).all()))
 
+        # the autotuner: softmax rows with BLOCK/num_warps configs, chosen per
+        # shape; a second process reads the choices and does not tune again
+        tsrc = ("@autotune(key = [n_cols], configs = [{BLOCK = 1024, num_warps = 2}, {BLOCK = 1024, num_warps = 8},"
+                " {BLOCK = 2048, num_warps = 4}, {BLOCK = 2048, num_warps = 16}])\n"
+                "kernel softmax_t(out: *f32, inp: *f32, stride: i32, n_cols: i32, const BLOCK: i32) {\n"
+                "    let cols = arange(0, BLOCK);\n"
+                "    let x = load(inp + program_id(0) * stride + cols, cols < n_cols, -inf);\n"
+                "    let e = exp(x - max(x, 0));\n"
+                "    store(out + program_id(0) * stride + cols, e / sum(e, 0), cols < n_cols);\n}\n")
+        cache = os.environ.get("BLK_TUNE_CACHE") or "/tmp/blk-python-gpu-tune"
+        os.makedirs(cache, exist_ok=True)
+        t = dev.autotuner(tsrc, "softmax_t", cache_dir=cache)
+        for cols in (128, 700, 1000):  # every config covers a row
+            a = torch.randn(8192, cols, device=cuda)
+            o = torch.empty_like(a)
+            t[8192](o, a, cols, cols)
+            torch.cuda.synchronize()
+            err = (o - torch.softmax(a, dim=1)).abs().max().item()
+            print("autotune softmax %5d cols: config %d {%s} (tuned %s) err %.1e" % (
+                cols, t.last_config, t.configs[t.last_config], t.last_tuned, err))
+            check("autotuned softmax, %d cols" % cols, err < 1e-5)
+        if os.environ.get("BLK_TUNE_CHILD"):
+            return 0 if not t.last_tuned else 1
+        r = subprocess.run([sys.executable, __file__], env=dict(os.environ, BLK_TUNE_CHILD="1", BLK_TUNE_CACHE=cache),
+                           capture_output=True, text=True)
+        check("second process does not retune", "(tuned True)" not in r.stdout, r.stdout[-300:])
+        t.close()
+
         # host time per launch, a benchmark row (BENCH.md), not a test
         small = torch.randn(1024, device=cuda)
         so = torch.empty_like(small)

@@ -87,6 +87,38 @@ class Source(unittest.TestCase):
             k[1](memoryview(bytes(32)).toreadonly(), bytearray(32), 8)
         self.assertIn("read-only", cm.exception.message)
 
+    def test_autotuner(self):
+        import tempfile
+        src = ("@autotune(key = [n], configs = [{BLOCK = 32}, {BLOCK = 64, num_warps = 2}, {BLOCK = 128}])\n"
+               "kernel acc(out: *f32, x: *f32, n: i32, const BLOCK: i32) {\n"
+               "    let o = program_id(0) * BLOCK + arange(0, BLOCK);\n"
+               "    store(out + o, load(out + o, o < n) + load(x + o, o < n), o < n);\n}\n")
+        with tempfile.TemporaryDirectory() as cache:
+            t = self.dev.autotuner(src, "acc", cache_dir=cache)
+            self.assertEqual(t.configs, ["BLOCK=32", "BLOCK=64,num_warps=2", "BLOCK=128"])
+            self.assertEqual([k.consts["BLOCK"] for k in t.kernels], [32, 64, 128])
+            n = 300
+            x = array.array("f", range(n))
+            out = array.array("f", [1.0] * n)
+            runs = []
+            cfg = t[lambda c: blk.cdiv(n, c["BLOCK"])](out, x, n, pre_hook=lambda: runs.append(1), reps=2)
+            self.assertTrue(t.last_tuned)
+            self.assertIn(cfg, (0, 1, 2))
+            self.assertEqual(len(runs), 3 * 3)  # warm-up + 2 timed runs per config
+            self.assertEqual(list(out), [1.0 + i for i in range(n)])  # restored: one launch's result
+            t[lambda c: blk.cdiv(n, c["BLOCK"])](out, x, n)
+            self.assertFalse(t.last_tuned)
+            self.assertEqual(t.last_config, cfg)
+            t.close()
+            t2 = self.dev.autotuner(src, "acc", cache_dir=cache)  # another process: the file's choice
+            out = array.array("f", [0.0] * n)
+            t2[lambda c: blk.cdiv(n, c["BLOCK"])](out, x, n)
+            self.assertEqual((t2.last_tuned, t2.last_config), (False, cfg))
+            self.assertEqual(list(out), list(x))
+            with self.assertRaises(ZeroDivisionError):  # an exception in the grid function reaches the caller
+                t2[lambda c: 1 // 0](out, x, n + 1)
+            t2.close()
+
     def test_blk_device_switch(self):
         old = os.environ.get("BLK_DEVICE")
         os.environ["BLK_DEVICE"] = "cpu"

@@ -91,6 +91,10 @@ int blkc_error_count(const blkc_ctx *c);
  *   "meta-front"             one metadata line per kernel without code generation
  *                            (no LLVM): the unspecialised entry's, with shared=0
  *   "llvm"                   the optimised LLVM IR the PTX comes from
+ *   "autotune"               after blkc_build: one line per kernel with @autotune,
+ *     // blk-autotune v1 kernel=K key=P,... configs=NAME:VALUE,...;NAME:VALUE,...
+ *                            (literal values; none for a kernel whose configs
+ *                            use constant expressions)
  * The PTX kinds return NULL (with diagnostics) when codegen fails.
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);

@@ -52,6 +52,7 @@ from ._ffi import (BLKRT_OK, BLKRT_ERR_NO_DRIVER, BLKRT_ERR_NO_DEVICE, BLKRT_ERR
                    BLKRT_ERR_DRIVER)
 
 __all__ = list(STATUS_NAMES) + ["Error", "Device", "Module", "Kernel", "Buffer", "Stream", "Event", "Graph", "Param",
+           "Autotuner",
            "device_count", "version", "cdiv", "library_path", "has_compiler", "stdlib", "STATUS_NAMES",
            "DEVICE_CPU"]
 
@@ -230,19 +231,7 @@ class Device(_Handle):
         BLKRT_ERR_NO_COMPILER where none is: plain libblkrt.so has none).
         defines: {"BLOCK": 1024, "EPS": 1e-5, "HAS_POS": True}."""
         data = source.encode() if isinstance(source, str) else bytes(source)
-        defs = list((defines or {}).items())
-        arr = (_ffi.Define * max(1, len(defs)))()
-        keep = []
-        for i, (name, value) in enumerate(defs):
-            nb = name.encode()
-            keep.append(nb)
-            if isinstance(value, float):
-                arr[i] = _ffi.Define(nb, 1, 0, value)
-            else:
-                arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
-        opts = _ffi.SourceOptions(path.encode() if path else None, arr, len(defs),
-                                  kernel.encode() if kernel else None,
-                                  cache_dir.encode() if cache_dir is not None else None)
+        opts, keep = _source_options(path, defines, kernel, cache_dir)
         h = ctypes.c_void_p()
         _ffi.check(_ffi.lib().blkrt_module_load_source(self._handle, data, len(data), ctypes.byref(opts),
                                                        ctypes.byref(h)))
@@ -251,6 +240,14 @@ class Device(_Handle):
     def load_source_file(self, path, **kw):
         with open(path, "rb") as f:
             return self.load_source(f.read(), path=path, **kw)
+
+    def autotuner(self, source, kernel, path=None, defines=None, cache_dir=None):
+        """A blk.Autotuner for `kernel` of .blk source text (its @autotune configs)."""
+        return Autotuner(self, source, kernel, path=path, defines=defines, cache_dir=cache_dir)
+
+    def autotuner_file(self, path, kernel, **kw):
+        with open(path, "rb") as f:
+            return Autotuner(self, f.read(), kernel, path=path, **kw)
 
     # -- memory
     def malloc(self, nbytes):
@@ -262,6 +259,24 @@ class Device(_Handle):
 
     def event(self):
         return Event(self)
+
+
+def _source_options(path, defines, kernel, cache_dir):
+    """blkrt_source_options, and what must stay alive while it is used."""
+    defs = list((defines or {}).items())
+    arr = (_ffi.Define * max(1, len(defs)))()
+    keep = [arr]
+    for i, (name, value) in enumerate(defs):
+        nb = name.encode()
+        keep.append(nb)
+        if isinstance(value, float):
+            arr[i] = _ffi.Define(nb, 1, 0, value)
+        else:
+            arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
+    opts = _ffi.SourceOptions(path.encode() if path else None, arr, len(defs),
+                              kernel.encode() if kernel else None,
+                              cache_dir.encode() if cache_dir is not None else None)
+    return opts, keep
 
 
 class Buffer(_Handle):
@@ -860,3 +875,107 @@ class Kernel:
         b = tuple(block) + (1,) * (3 - len(tuple(block)))
         _ffi.check(_ffi.lib().blkrt_launch_raw(self._handle, self._grid(grid), struct.pack("<3I", *b),
                                                int(shared), arr, _stream_handle(stream, self.module.device)))
+
+
+# ---------------------------------------------------------------- the autotuner
+
+def _nbytes(a):
+    """Bytes of a pointer argument to save and restore while tuning (0: unknown)."""
+    if a is None or isinstance(a, int):
+        return 0
+    n = getattr(a, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    try:
+        return memoryview(a).nbytes
+    except TypeError:
+        return 0
+
+
+class Autotuner(_Handle):
+    """@autotune(key = [...], configs = [...]) of a kernel from source: one
+    compiled kernel per config; the first launch of each key (key parameter
+    values + argument divisibility) times every config on that launch's
+    arguments and keeps the fastest, in memory and in the cache directory
+    (cache_dir, default $BLKRT_CACHE_DIR or ~/.cache/blk; "" = memory only).
+
+        t = dev.autotuner_file("matmul.blk", "matmul")
+        t[lambda c: (blk.cdiv(M, c["BM"]), blk.cdiv(N, c["BN"]))](a, b, c, M, N, K)
+        t.last_config, t.last_tuned, t.configs
+
+    Launch keywords: restore=True (save the pointer arguments and restore them
+    before every timed run and before the real launch, so accumulating
+    kernels see one launch), pre_hook / post_hook (callables around each
+    timed run), reps (timed runs per config), stream. BLK_AUTOTUNE_VERBOSE=1
+    prints each config's time."""
+
+    def __init__(self, device, source, kernel, path=None, defines=None, cache_dir=None):
+        data = source.encode() if isinstance(source, str) else bytes(source)
+        opts, keep = _source_options(path, defines, None, cache_dir)
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_autotuner_create(device._handle, data, len(data), ctypes.byref(opts),
+                                                     kernel.encode(), ctypes.byref(h)))
+        self.device = device
+        self._own(h.value, "blkrt_autotuner_destroy")
+        n = ctypes.c_int()
+        _ffi.check(_ffi.lib().blkrt_autotuner_num_configs(self._handle, ctypes.byref(n)))
+        self.configs, self.kernels = [], []
+        shim = type("_TunerModule", (), {})()
+        shim.device, shim._handle = device, self._handle
+        for i in range(n.value):
+            text, kh = ctypes.c_char_p(), ctypes.c_void_p()
+            _ffi.check(_ffi.lib().blkrt_autotuner_config(self._handle, i, ctypes.byref(text), ctypes.byref(kh)))
+            self.configs.append(text.value.decode())
+            self.kernels.append(Kernel(shim, kh.value))
+        self._by_handle = {k._handle: k for k in self.kernels}
+        self.last_config, self.last_tuned = None, None
+
+    def __getitem__(self, grid):
+        def launcher(*args, stream=None, restore=True, pre_hook=None, post_hook=None, reps=0):
+            return self.launch(grid, *args, stream=stream, restore=restore, pre_hook=pre_hook,
+                               post_hook=post_hook, reps=reps)
+        return launcher
+
+    def launch(self, grid, *args, stream=None, restore=True, pre_hook=None, post_hook=None, reps=0):
+        if self._handle is None:
+            raise Error(BLKRT_ERR_INVALID_HANDLE, "the autotuner was closed")
+        k0 = self.kernels[0]
+        keep, back = [], []
+        nbytes = [_nbytes(a) if restore and i < k0._nparams and k0._pkinds[i] == ARG_PTR else 0
+                  for i, a in enumerate(args)]  # before host arguments become addresses
+        if k0._cpu:
+            args = k0._host_args(args, keep, back)
+        packed, n = k0._pack_args(args)
+        failure = []
+
+        def grid_cb(kh, _args, _nargs, out, _user):
+            try:
+                g = grid
+                if callable(g):
+                    g = g(self._by_handle[kh].consts)
+                if isinstance(g, int):
+                    g = (g,)
+                g = tuple(g) + (1,) * (3 - len(g))
+                out[0], out[1], out[2] = g
+            except Exception as e:  # reported after the call: no exception may cross C
+                failure.append(e)
+                out[0] = out[1] = out[2] = 0
+
+        def hook(fn):
+            if fn is None:
+                return _ffi.HOOK_FN()
+            return _ffi.HOOK_FN(lambda _u: fn())
+        sizes = (ctypes.c_size_t * max(1, n))(*nbytes)
+        opts = _ffi.AutotuneOptions(sizes, hook(pre_hook), hook(post_hook), None, int(reps))
+        gfn = _ffi.GRID_FN(grid_cb)
+        config, tuned = ctypes.c_int(-1), ctypes.c_int(0)
+        st = _ffi.lib().blkrt_autotuner_launch(self._handle, gfn, None, packed, n, ctypes.byref(opts),
+                                               _stream_handle(stream, self.device), ctypes.byref(config),
+                                               ctypes.byref(tuned))
+        if failure:
+            raise failure[0]
+        _ffi.check(st)
+        for a, host in back:
+            a.copy_(host)
+        self.last_config, self.last_tuned = config.value, bool(tuned.value)
+        return config.value

@@ -93,6 +93,15 @@ class Arg(ctypes.Structure):
 
 assert ctypes.sizeof(Arg) == 16
 
+# void grid(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t grid[3], void *user)
+GRID_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(c_uint32), c_void_p)
+HOOK_FN = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+class AutotuneOptions(ctypes.Structure):
+    _fields_ = [("restore_bytes", POINTER(c_size_t)), ("pre_hook", HOOK_FN), ("post_hook", HOOK_FN),
+                ("hook_user", c_void_p), ("reps", c_int)]
+
 H = c_void_p  # every handle is an opaque pointer
 S = c_int     # blkrt_status
 
@@ -143,6 +152,12 @@ _PROTOS = {
     # grid and args are passed as bytes (struct-packed), see Kernel.
     "blkrt_launch": [H, c_char_p, c_char_p, c_int, H],
     "blkrt_launch_raw": [H, c_char_p, c_char_p, c_uint32, c_void_p, H],
+    "blkrt_autotuner_create": [H, c_char_p, c_size_t, POINTER(SourceOptions), c_char_p, POINTER(H)],
+    "blkrt_autotuner_destroy": [H],
+    "blkrt_autotuner_num_configs": [H, POINTER(c_int)],
+    "blkrt_autotuner_config": [H, c_int, POINTER(c_char_p), POINTER(H)],
+    "blkrt_autotuner_launch": [H, GRID_FN, c_void_p, c_char_p, c_int, POINTER(AutotuneOptions), H,
+                               POINTER(c_int), POINTER(c_int)],
 }
 _RESTYPES = {"blkrt_status_name": c_char_p, "blkrt_last_error": c_char_p, "blkrt_version": c_char_p}
 
