@@ -52,6 +52,29 @@ class FakeCudaTensor:
         self.copied_back = True
 
 
+class DLPackProducer:
+    """A CPU DLPack producer (what torch/JAX/CuPy hand out): __dlpack__ gives
+    a "dltensor" capsule over float32 storage."""
+
+    def __init__(self, values, device_type=1):
+        self.storage = array.array("f", values)
+        self.buf = (ctypes.c_float * len(self.storage)).from_buffer(self.storage)
+        import blk as _blk
+        t = _blk._DLTensor()
+        t.data = ctypes.addressof(self.buf)
+        t.device_type, t.device_id, t.ndim, t.code, t.bits, t.lanes = device_type, 0, 1, 2, 32, 1
+        self.shape = (ctypes.c_int64 * 1)(len(self.storage))
+        t.shape = ctypes.addressof(self.shape)
+        self.managed = (ctypes.c_char * (ctypes.sizeof(t) + 16))()  # DLManagedTensor: tensor, ctx, deleter (NULL)
+        ctypes.memmove(self.managed, ctypes.addressof(t), ctypes.sizeof(t))
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype, new.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self.new = new
+
+    def __dlpack__(self, stream=None):
+        return self.new(ctypes.addressof(self.managed), b"dltensor", None)
+
+
 class Source(unittest.TestCase):
     def setUp(self):
         self.dev = blk.Device.cpu()
@@ -80,6 +103,16 @@ class Source(unittest.TestCase):
         a, b = array.array("f", [3.0] * 8), array.array("f", [0.0] * 8)
         k[1](a, b, 8, stream=type("TorchStream", (), {"cuda_stream": 0x1234})())
         self.assertEqual(list(b), [3.0] * 8)
+
+    def test_dlpack_host_tensor(self):
+        k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
+        src, dst = DLPackProducer([5.0] * 16), DLPackProducer([0.0] * 16)
+        k[1](src, dst, 16)
+        self.assertEqual(list(dst.storage), [5.0] * 16)
+        # for GPU kernels only CUDA memory counts: a CPU tensor is not a device address
+        cuda_like = DLPackProducer([0.0] * 4, device_type=2)
+        self.assertEqual(blk._pointer_value(cuda_like), ctypes.addressof(cuda_like.buf))
+        self.assertIsNone(blk._pointer_value(DLPackProducer([0.0] * 4)))
 
     def test_read_only_buffer_refused(self):
         k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
