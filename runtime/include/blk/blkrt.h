@@ -5,7 +5,7 @@
  * opens with dlopen at run time: a program linked with libblkrt starts and
  * reports BLKRT_ERR_NO_DRIVER cleanly on a machine without CUDA. The CPU
  * interpreter is a device too (BLKRT_DEVICE_CPU) when a compiler is linked in
- * (libblkrt_jit, blk/blkrt_jit.h).
+ * (libblk.so, blk/blk.h; or libblkrt_jit, blk/blkrt_jit.h).
  *
  *   blkrt_device *d;  blkrt_module *m;  blkrt_kernel *k;  blkrt_ptr x, y, out;
  *   if (blkrt_device_open(0, &d) || blkrt_module_load_ptx(d, ptx, len, &m) ||
@@ -255,7 +255,8 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
  * a progress line when stderr is a terminal); otherwise nothing is printed. */
 typedef struct blkrt_autotuner blkrt_autotuner;
 
-/* The grid of a launch with config kernel k (e.g. from its BLOCK). */
+/* The grid of a launch with config kernel k (e.g. from its BLOCK const);
+ * a NULL grid function means a grid of one program. */
 typedef void (*blkrt_grid_fn)(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t grid[3], void *user);
 
 typedef struct {
