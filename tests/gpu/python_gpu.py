@@ -20,6 +20,10 @@ import time
 
 import blk
 
+# libblk.so carried in build-pycarry/ finds the stdlib beside it or where it
+# was built; the checkout on the GPU machine may live elsewhere.
+os.environ.setdefault("BLK_STDLIB_DIR", blk.stdlib())
+
 try:
     import torch
 except ImportError:
