@@ -6,6 +6,8 @@
 #                            the runtime tests (ctest -L runtime: threads, JIT
 #                            from 8 threads, cache, launch)
 #   make WERROR=1            warnings are errors (CI)
+#   make install PREFIX=P    blkc, libblk, libblkrt, headers, stdlib, CMake and
+#                            pkg-config files, man page into P (default /usr/local)
 
 SANITIZE ?= 0
 TSAN ?= 0
@@ -21,7 +23,7 @@ BUILD ?= build
 endif
 PACKAGES = llvm-22-dev llvm-22-tools re2c lemon cmake libzstd-dev
 
-.PHONY: all deps configure build test main clean fuzz
+.PHONY: all deps configure build test main clean fuzz install
 
 all: build main
 
@@ -66,6 +68,10 @@ main: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) $(TEST_LABELS)
+
+PREFIX ?= /usr/local
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
 	rm -rf build build-asan build-tsan

@@ -12,14 +12,13 @@
 #include "passes/passes.h"
 #include "sema.h"
 
-#ifndef BLK_STDLIB_DIR
-#define BLK_STDLIB_DIR "stdlib"
-#endif
 #ifndef BLK_VERSION
 #define BLK_VERSION "0.0.0"
 #endif
 
 const char *blkc_version(void) { return BLK_VERSION; }
+
+const char *const *blkc_pass_names(void) { return pass_names(); }
 
 blkc_ctx *blkc_new(void) {
     blk_arena *a = arena_new();
@@ -28,7 +27,7 @@ blkc_ctx *blkc_new(void) {
     if (!c) { arena_free(a); return NULL; }
     c->arena = a;
     diag_init(&c->diag, a);
-    c->stdlib_dir = BLK_STDLIB_DIR;
+    c->stdlib_dir = compile_stdlib_dir();
     c->opt_level = 2;
     c->verify_each = true;
     sb_init(&c->emit);
@@ -66,7 +65,11 @@ void blkc_set_werror(blkc_ctx *c, int on) { c->diag.werror = on != 0; }
 blk_status blkc_set_arch(blkc_ctx *c, const char *arch) {
     const tgt_target *t = tgt_lookup(arch);
     if (!t) {
-        diag_error(&c->diag, LOC_NONE, "unknown GPU arch '%s' (known: %s)", arch ? arch : "(null)", tgt_known_list());
+        diag_error(&c->diag, LOC_NONE, "unknown GPU arch '%s' (supported: %s)", arch ? arch : "(null)",
+                   tgt_known_list());
+        diag_note(&c->diag, LOC_NONE,
+                  "PTX for sm_90 runs on newer GPUs (sm_100, sm_120) through the driver's JIT; "
+                  "sm_89 and older sm_8x GPUs run sm_80 PTX");
         return BLK_ERR_USAGE;
     }
     c->target = t;
@@ -243,6 +246,40 @@ int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
     return -1;
 }
 
+/* A define (-D, blkc_define*) must name a const parameter of some kernel of
+ * the loaded files: a misspelt name would otherwise be ignored silently and
+ * the kernel built with its default (with -Werror too). */
+static blk_status check_defines(blkc_ctx *c) {
+    VEC(const char *) names = {0};
+    /* launch parameters a define may set for every kernel (sema.c) */
+    VEC_PUSH(c->arena, names, "num_warps");
+    VEC_PUSH(c->arena, names, "num_stages");
+    for (int u = 0; u < c->units.len; u++) {
+        ast_node *m = c->units.data[u].ast;
+        for (int i = 0; m && i < m->args.len; i++) {
+            ast_node *k = m->args.data[i];
+            if (k->kind != AST_KERNEL) continue;
+            for (int j = 0; j < k->params.len; j++)
+                if (k->params.data[j]->is_const) VEC_PUSH(c->arena, names, k->params.data[j]->name);
+        }
+    }
+    blk_status st = BLK_OK;
+    for (int d = 0; d < c->defines.len; d++) {
+        const char *name = c->defines.data[d].name;
+        bool found = false;
+        for (int i = 0; i < names.len && !found; i++) found = strcmp(names.data[i], name) == 0;
+        if (found) continue;
+        const char *best = sema_closest_name(name, names.data, names.len);
+        if (best)
+            diag_error(&c->diag, LOC_NONE, "define '%s': no kernel has a const parameter of that name; did you mean '%s'?",
+                       name, best);
+        else
+            diag_error(&c->diag, LOC_NONE, "define '%s': no kernel has a const parameter of that name", name);
+        st = BLK_ERR_USAGE;
+    }
+    return st;
+}
+
 blk_status blkc_build(blkc_ctx *c, const char *kernel) {
     if (!c->units.len) {
         diag_error(&c->diag, LOC_NONE, "no source loaded");
@@ -266,6 +303,7 @@ blk_status blkc_build(blkc_ctx *c, const char *kernel) {
             return BLK_ERR_USAGE;
         }
     }
+    if (check_defines(c) != BLK_OK) return BLK_ERR_USAGE;
     if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
     if (!c->ir) return BLK_ERR_COMPILE;
     blk_status vs = compile_resolve_variants(c);
@@ -303,6 +341,11 @@ const char *blkc_emit(blkc_ctx *c, const char *what) {
     if (strcmp(what, "ir") == 0) {
         if (!c->ir) return NULL;
         ir_print_module(&c->emit, c->ir);
+        return sb_str(&c->emit);
+    }
+    if (strcmp(what, "autotune") == 0) {
+        if (!c->ir) return NULL;
+        compile_autotune_text(c, &c->emit);
         return sb_str(&c->emit);
     }
     if (strcmp(what, "meta-front") == 0) {

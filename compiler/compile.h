@@ -80,6 +80,10 @@ struct blkc_ctx {
  * searched next to the importing file, then in -I dirs, then the stdlib dir.
  * Returns the unit index, or -1 after reporting a located error. */
 int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc);
+/* The @autotune configs as "// blk-autotune v1" lines (autotune.c). */
+void compile_autotune_text(blkc_ctx *c, blk_strbuf *out);
+/* The default stdlib directory (stdlib_dir.c: installed, packaged or source). */
+const char *compile_stdlib_dir(void);
 
 /* Check every blkc_add_variant spec against the kernels built and fill
  * c->cg_variants (variant.c). BLK_ERR_USAGE after reporting errors. */

@@ -164,16 +164,28 @@ static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_
     return st;
 }
 
+/* Text the front end alone gives (blkc_emit `what`) for target (NULL: the
+ * interpreter's). */
+static blkrt_status front_text(const blkrt_compile_request *req, const char *target, const char *what,
+                               blkrt_compile_result *res) {
+    blkrt_status st;
+    blkc_ctx *c = build(req, target, NULL, res, &st);
+    if (!c) return st;
+    st = finish(c, blkc_emit(c, what), res);
+    blkc_free(c);
+    return st;
+}
+
 /* The kernels of a GPU load before any variant is compiled: front end only. */
 static blkrt_status describe(const blkrt_compile_request *req, blkrt_compile_result *res) {
     const char *target = target_for(req->arch);
     if (!target) return unsupported(req, res);
-    blkrt_status st;
-    blkc_ctx *c = build(req, target, NULL, res, &st);
-    if (!c) return st;
-    st = finish(c, blkc_emit(c, "meta-front"), res);
-    blkc_free(c);
-    return st;
+    return front_text(req, target, "meta-front", res);
+}
+
+/* The @autotune configs (blk-autotune lines). */
+static blkrt_status autotune(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    return front_text(req, NULL, "autotune", res);
 }
 
 /* The version in cache keys: the compiler's version, and the identity of the
@@ -187,6 +199,7 @@ static blkrt_compiler jit = {
     .cpu_run = cpu_run,
     .cpu_free = cpu_free,
     .describe = describe,
+    .autotune = autotune,
 };
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 

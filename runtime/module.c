@@ -383,6 +383,16 @@ blkrt_status blkrt_kernel_param(blkrt_kernel *k, int i, const char **name, const
     return BLKRT_OK;
 }
 
+blkrt_status blkrt_kernel_const_at(blkrt_kernel *k, int i, const char **name, const char **type) {
+    blkrt_status st = check_kernel(k, "blkrt_kernel_const_at");
+    if (st) return st;
+    if (!k->checked || i < 0 || i >= k->meta->nconsts)
+        return rt_err(BLKRT_ERR_NOT_FOUND, "kernel '%s' has no const %d", k->name, i);
+    if (name) *name = k->meta->consts[i].name;
+    if (type) *type = rt_type_name(k->meta->consts[i].type);
+    return BLKRT_OK;
+}
+
 static blkrt_status find_const(blkrt_kernel *k, const char *name, const rt_const **out, const char *fn) {
     blkrt_status st = check_kernel(k, fn);
     if (st) return st;

@@ -219,6 +219,7 @@ struct blkrt_stream {
     uint32_t magic;
     blkrt_device *dev;
     CUstream cu;
+    bool foreign;            /* adopted with blkrt_stream_wrap: never destroyed here */
     /* CPU device: launches recorded while capturing */
     bool capturing;
     rt_cpu_launch *cap_first, *cap_last;

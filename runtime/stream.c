@@ -41,10 +41,32 @@ blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out) {
     return BLKRT_OK;
 }
 
+/* A CUstream made by someone else (a torch.cuda.Stream, a CUDA runtime
+ * cudaStream_t: the same object) used as a blkrt stream. It must belong to
+ * the device's context (the primary context, as torch's do); the driver
+ * reports a mismatch at the first launch. */
+blkrt_status blkrt_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream **out) {
+    blkrt_status st = rt_check_device(d, "blkrt_stream_wrap");
+    if (st) return st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_stream_wrap: out is NULL");
+    *out = NULL;
+    if (d->kind != BLKRT_KIND_GPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_stream_wrap: the CPU device has no CUDA streams");
+    blkrt_stream *s = calloc(1, sizeof *s);
+    if (!s) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    s->magic = RT_MAGIC_STREAM;
+    s->dev = d;
+    s->cu = (CUstream)(uintptr_t)custream;
+    s->foreign = true;
+    atomic_fetch_add(&d->children, 1);
+    *out = s;
+    return BLKRT_OK;
+}
+
 blkrt_status blkrt_stream_destroy(blkrt_stream *s) {
     if (!RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_stream_destroy: not a stream handle");
     blkrt_device *d = s->dev;
-    if (d->kind == BLKRT_KIND_GPU) {
+    if (d->kind == BLKRT_KIND_GPU && !s->foreign) {
         rt_ctx_scope sc;
         CUresult r = rt_ctx_enter(d, &sc);
         if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamDestroy(s->cu);

@@ -69,5 +69,49 @@ expect 2 "variant 'f=d16': 'f' is f32: only pointer and integer parameters are s
 expect 2 "variant 'm=d16': 'm' is @do_not_specialize in kernel 's'" -- --variant m=d16 "$tmp/spec.blk"
 expect 2 "variant 'stride=d8': unknown code 'd8' for 'stride' (d16, eq1 or -)" -- --variant stride=d8 "$tmp/spec.blk"
 expect 2 "variant 't:stride=eq1': no kernel 't' was built" -- --variant t:stride=eq1 "$tmp/spec.blk"
-expect 2 "--variant needs a spec" -- "$tmp/spec.blk" --variant
+expect 2 "--variant needs SPEC" -- "$tmp/spec.blk" --variant
+# nvcc/clang spellings of the target; other targets refused with the list
+expect 0 '.target sm_80' -- -arch=sm_80 -o - --emit=ptx "$tmp/ok.blk"
+expect 0 '.target sm_90a' -- -arch sm_90a --emit=ptx "$tmp/ok.blk"
+expect 0 '.target sm_90' -- --arch=sm_90 --emit=ptx "$tmp/ok.blk"
+for a in sm_89 sm_100 sm_120 compute_90; do
+  expect 2 "unknown GPU arch '$a' (supported: sm_90a, sm_90, sm_80)" -- -arch=$a "$tmp/ok.blk"
+done
+# -D for a name no kernel has: an error with the closest name
+printf 'kernel k(x: *f32, const BLOCK: i32 = 4) { store(x, 1.0); }\n' > "$tmp/block.blk"
+expect 2 "define 'BLOK': no kernel has a const parameter of that name; did you mean 'BLOCK'?" -- -D BLOK=64 "$tmp/block.blk"
+expect 2 "define 'ZZZ': no kernel has a const parameter of that name" -- -D ZZZ=1 "$tmp/ok.blk"
+expect 0 'kernel @k' -- -D num_warps=8 -D B=4 "$tmp/needs_const.blk"
+# '-' reads the source from stdin
+"$blkc" - --emit=ir < "$tmp/ok.blk" > "$tmp/out" 2>&1 && grep -q 'kernel @k' "$tmp/out" || { echo "FAIL: blkc - (stdin)"; cat "$tmp/out"; fail=1; }
+printf 'kernel k( {\n' | "$blkc" - > "$tmp/out" 2>&1; [ $? = 1 ] && grep -q '^<stdin>:1:' "$tmp/out" || { echo "FAIL: blkc - (stdin diagnostics)"; cat "$tmp/out"; fail=1; }
+# --help lists every pass of the pipeline (the same list ir-after= checks)
+"$blkc" --emit=ir-after=nopass "$tmp/ok.blk" 2>&1 | sed -n "s/.*(passes: \(.*\))/\1/p" | tr -d ' ' > "$tmp/passes"
+"$blkc" --help | sed -n 's/^  sema (before any pass)/sema/p' | tr -d ' ' > "$tmp/help_passes"
+[ -s "$tmp/passes" ] && cmp -s "$tmp/passes" "$tmp/help_passes" || { echo "FAIL: --help passes differ: $(cat "$tmp/help_passes") vs $(cat "$tmp/passes")"; fail=1; }
+# bash completion from the option table: every option of --help is in it
+"$blkc" --completion=bash > "$tmp/compl.bash" || fail=1
+for o in -o --emit --arch -arch -D -I --kernel --variant -Werror --no-verify --max-errors; do
+  grep -q -- " $o" "$tmp/compl.bash" || { echo "FAIL: completion lacks $o"; fail=1; }
+done
+if command -v bash >/dev/null; then
+  out=$(bash -c ". '$tmp/compl.bash'; COMP_WORDS=(blkc --em); COMP_CWORD=1; _blkc; echo \${COMPREPLY[*]}")
+  [ "$out" = "--emit" ] || { echo "FAIL: completing --em gave '$out'"; fail=1; }
+  out=$(bash -c ". '$tmp/compl.bash'; COMP_WORDS=(blkc -arch sm_9); COMP_CWORD=2; _blkc; echo \${COMPREPLY[*]}")
+  [ "$out" = "sm_90a sm_90" ] || { echo "FAIL: completing -arch sm_9 gave '$out'"; fail=1; }
+fi
+expect 2 "only 'bash'" -- --completion=zsh
+# cubins go through ptxas, never IR text into a .cubin
+expect 2 'holds a cubin' -- --emit=ir -o "$tmp/x.cubin" "$tmp/ok.blk"
+PTXAS="$tmp/no-ptxas" "$blkc" "$tmp/ok.blk" -o "$tmp/x.cubin" > "$tmp/out" 2>&1
+[ $? = 1 ] && grep -q 'needs ptxas' "$tmp/out" && [ ! -e "$tmp/x.cubin" ] || { echo "FAIL: cubin without ptxas"; cat "$tmp/out"; fail=1; }
+ptxas=$(command -v ptxas || ls /usr/local/cuda/bin/ptxas 2>/dev/null)
+if [ -n "$ptxas" ]; then
+  expect 0 '' -- "$tmp/ok.blk" -arch=sm_80 -o "$tmp/x.cubin"
+  [ "$(head -c 4 "$tmp/x.cubin" | od -An -c | tr -d ' ')" = '177ELF' ] || { echo "FAIL: x.cubin is not an ELF file"; fail=1; }
+  expect 0 '' -- "$tmp/ok.blk" --emit=cubin -o "$tmp/y.bin"
+  cmp -s "$tmp/x.cubin" "$tmp/y.bin" && { echo "FAIL: sm_80 and sm_90a cubins are identical"; fail=1; }
+else
+  echo "cli: no ptxas: cubin output not assembled here"
+fi
 exit $fail

@@ -388,11 +388,23 @@ class FakeGPU(unittest.TestCase):
         for default in (None, 0, type("TorchStream", (), {"cuda_stream": 0})()):
             k[1](0x10, 0x20, 0x30, 16, stream=default)
             self.assertIsNone(self.fake.last().stream)
+        # a foreign CUstream (a non-default torch stream; here the fake driver's
+        # CUstream of s, read off the launch) is adopted, once per device
+        k[1](0x10, 0x20, 0x30, 16, stream=s)
+        raw = self.fake.last().stream
+        torch_stream = type("TorchStream", (), {"cuda_stream": raw})()
+        destroyed = self.fake.calls("cuStreamDestroy_v2")
+        k[1](0x10, 0x20, 0x30, 17, stream=torch_stream)
+        self.assertEqual(self.fake.last().stream, raw)
+        k.launch(1, 0x10, 0x20, 0x30, 18, stream=raw)
+        self.assertEqual(self.fake.last().stream, raw)
+        self.assertEqual(len(self.dev._foreign), 1)
         with self.assertRaises(blk.Error) as cm:
-            k[1](0x10, 0x20, 0x30, 16, stream=type("TorchStream", (), {"cuda_stream": 0x5555})())
-        self.assertEqual(cm.exception.status_name, "BLKRT_ERR_UNSUPPORTED")
+            k[1](0x10, 0x20, 0x30, 16, stream="nope")
+        self.assertEqual(cm.exception.status_name, "BLKRT_ERR_INVALID_VALUE")
         s.synchronize()
         s.close()
+        self.assertEqual(self.fake.calls("cuStreamDestroy_v2"), destroyed + 1)  # s, not the adopted one
 
     def test_graph(self):
         k = self.vadd()
@@ -492,7 +504,7 @@ class Environment(unittest.TestCase):
     def test_no_library(self):
         r = run_py("import blk\ntry:\n    blk.version()\nexcept blk.Error as e:\n    print(e.status_name, e.message)\n",
                    BLK_LIBBLKRT="/nonexistent/libblkrt.so")
-        self.assertTrue(r.stdout.startswith("BLK_NO_LIBRARY libblkrt.so not found"), r.stdout + r.stderr)
+        self.assertTrue(r.stdout.startswith("BLK_NO_LIBRARY libblk.so / libblkrt.so not found"), r.stdout + r.stderr)
 
     def test_import_needs_nothing(self):
         r = run_py("import sys, blk\nassert 'torch' not in sys.modules and 'numpy' not in sys.modules\n"

@@ -3,6 +3,7 @@
  * graph is replayed; replays in order), errors during and around capture. */
 #include "cuda_api.h"
 #include "fake_cuda.h"
+#include "rt.h"
 #include "rt_test.h"
 
 static fake_api F;
@@ -132,6 +133,35 @@ static void graphs(void) {
     OK(blkrt_stream_destroy(s2));
 }
 
+/* A CUstream made elsewhere (torch's) adopted with blkrt_stream_wrap:
+ * launches and capture go to it; destroying the handle leaves it alone. */
+static void foreign_streams(void) {
+    blkrt_stream *own, *wrapped;
+    F.reset();
+    OK(blkrt_stream_create(d, &own));
+    OK(blkrt_stream_wrap(d, (uint64_t)(uintptr_t)own->cu, &wrapped));
+    OK(launch_n(7, wrapped));
+    fake_launch l;
+    CHECK(F.get_launch(0, &l) == 0 && l.stream == (void *)own->cu, "launch on the adopted CUstream");
+    OK(blkrt_stream_synchronize(wrapped));
+    blkrt_graph *g;
+    OK(blkrt_graph_begin_capture(wrapped));
+    OK(launch_n(8, wrapped));
+    OK(blkrt_graph_end_capture(wrapped, &g));
+    OK(blkrt_graph_launch(g, wrapped));
+    OK(blkrt_graph_destroy(g));
+    CHECK(n_of(F.launch_count() - 1) == 8, "captured launch replayed on the adopted stream");
+    OK(blkrt_stream_destroy(wrapped));
+    CHECK(F.count_calls("cuStreamDestroy_v2") == 0, "an adopted CUstream is not destroyed");
+    OK(blkrt_stream_destroy(own));
+    CHECK(F.count_calls("cuStreamDestroy_v2") == 1, "the owned one is");
+    blkrt_device *cpu;
+    OK(blkrt_device_open(BLKRT_DEVICE_CPU, &cpu));
+    CHECK(blkrt_stream_wrap(cpu, 1, &wrapped) == BLKRT_ERR_UNSUPPORTED, "no CUstreams on the CPU device");
+    CHECK(blkrt_stream_wrap(d, 1, NULL) == BLKRT_ERR_INVALID_VALUE, "out is NULL");
+    OK(blkrt_device_close(cpu));
+}
+
 int main(void) {
     if (fake_api_load(&F) != 0) return 1;
     if (blkrt_device_open(0, &d) != BLKRT_OK) return 1;
@@ -139,6 +169,7 @@ int main(void) {
     if (!m || blkrt_module_kernel(m, "vector_add", &k) != BLKRT_OK) return finish("test_stream");
     streams_and_events();
     graphs();
+    foreign_streams();
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");

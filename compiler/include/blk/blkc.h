@@ -59,7 +59,9 @@ blk_status blkc_set_arch(blkc_ctx *c, const char *arch);
  * blkc_emit(c, "ir-after=PASS"). */
 void blkc_set_dump_after(blkc_ctx *c, const char *pass);
 /* Const values for kernels' const parameters (like -D NAME=VALUE). The text
- * form accepts integers, floats and true/false. */
+ * form accepts integers, floats and true/false. blkc_build refuses a name
+ * that no kernel of the loaded files has as a const parameter
+ * (BLK_ERR_USAGE, with the closest name as a suggestion). */
 blk_status blkc_define(blkc_ctx *c, const char *name, const char *value);
 blk_status blkc_define_int(blkc_ctx *c, const char *name, int64_t value);
 blk_status blkc_define_float(blkc_ctx *c, const char *name, double value);
@@ -89,6 +91,10 @@ int blkc_error_count(const blkc_ctx *c);
  *   "meta-front"             one metadata line per kernel without code generation
  *                            (no LLVM): the unspecialised entry's, with shared=0
  *   "llvm"                   the optimised LLVM IR the PTX comes from
+ *   "autotune"               after blkc_build: one line per kernel with @autotune,
+ *     // blk-autotune v1 kernel=K key=P,... configs=NAME:VALUE,...;NAME:VALUE,...
+ *                            (literal values; none for a kernel whose configs
+ *                            use constant expressions)
  * The PTX kinds return NULL (with diagnostics) when codegen fails.
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);
@@ -134,6 +140,10 @@ typedef struct {
  * `print` output goes to print_out (stdout when NULL). */
 blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
                            const blk_arg *args, int nargs, FILE *print_out);
+
+/* The pass pipeline, in order (NULL-terminated): the names blkc_set_dump_after
+ * takes besides "sema". */
+const char *const *blkc_pass_names(void);
 
 /* Compiler version string, e.g. "0.1.0". */
 const char *blkc_version(void);

@@ -5,7 +5,7 @@
  * opens with dlopen at run time: a program linked with libblkrt starts and
  * reports BLKRT_ERR_NO_DRIVER cleanly on a machine without CUDA. The CPU
  * interpreter is a device too (BLKRT_DEVICE_CPU) when a compiler is linked in
- * (libblkrt_jit, blk/blkrt_jit.h).
+ * (libblk.so, blk/blk.h; or libblkrt_jit, blk/blkrt_jit.h).
  *
  *   blkrt_device *d;  blkrt_module *m;  blkrt_kernel *k;  blkrt_ptr x, y, out;
  *   if (blkrt_device_open(0, &d) || blkrt_module_load_ptx(d, ptx, len, &m) ||
@@ -118,6 +118,12 @@ blkrt_status blkrt_memset_async(blkrt_device *d, blkrt_ptr dst, uint8_t value, s
 blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out);
 blkrt_status blkrt_stream_destroy(blkrt_stream *s);
 blkrt_status blkrt_stream_synchronize(blkrt_stream *s);
+/* Adopt a CUstream this library did not create (a non-default
+ * torch.cuda.Stream's cuda_stream, a cudaStream_t) on a GPU device: launches,
+ * copies, events and graph capture work on it as on a created stream;
+ * blkrt_stream_destroy forgets it without destroying the CUstream, which
+ * must outlive the handle. 0 means the legacy default stream. */
+blkrt_status blkrt_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream **out);
 
 blkrt_status blkrt_event_create(blkrt_device *d, blkrt_event **out);
 blkrt_status blkrt_event_destroy(blkrt_event *e);
@@ -188,6 +194,9 @@ typedef struct {
 blkrt_status blkrt_kernel_get_info(blkrt_kernel *k, blkrt_kernel_info *out);
 /* Parameter i: its name and blk type as written in blk-meta ("*f32", "i32"). */
 blkrt_status blkrt_kernel_param(blkrt_kernel *k, int i, const char **name, const char **type);
+/* Const i (0-based) of a checked kernel: its name and blk type ("i32");
+ * BLKRT_ERR_NOT_FOUND past the last. */
+blkrt_status blkrt_kernel_const_at(blkrt_kernel *k, int i, const char **name, const char **type);
 /* A const value this kernel was compiled with (e.g. BLOCK, to size the grid). */
 blkrt_status blkrt_kernel_const_int(blkrt_kernel *k, const char *name, int64_t *value);
 blkrt_status blkrt_kernel_const_float(blkrt_kernel *k, const char *name, double *value);
@@ -229,6 +238,58 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
  * variant (from source: the unspecialised one, compiled first if need be). */
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                               uint32_t shared_bytes, void **params, blkrt_stream *s);
+
+/* ---- the autotuner ----
+ * A kernel from source with @autotune(key = [...], configs = [{...}, ...]):
+ * each config (const values, num_warps, num_stages) is a module of its own,
+ * compiled from the source with the config's values as defines. The first
+ * launch of each tuning key (the key parameters' values, and for each
+ * pointer/integer argument whether it is divisible by 16 or equal to 1)
+ * times every config on the launch's own arguments and keeps the fastest;
+ * later launches of that key use it at once. Choices persist in the cache
+ * directory (opts->cache_dir as for loads; "" = in memory only) in
+ * "autotune-<hash>.txt", hash of device name, driver version, compiler
+ * version, source, kernel and defines: a second process does not tune again,
+ * and the file can be shipped. A file that does not parse is ignored and
+ * rewritten. BLK_AUTOTUNE_VERBOSE=1 prints each config's time to stderr (and
+ * a progress line when stderr is a terminal); otherwise nothing is printed. */
+typedef struct blkrt_autotuner blkrt_autotuner;
+
+/* The grid of a launch with config kernel k (e.g. from its BLOCK const);
+ * a NULL grid function means a grid of one program. */
+typedef void (*blkrt_grid_fn)(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t grid[3], void *user);
+
+typedef struct {
+    /* Per argument (nargs entries, or NULL): bytes of a pointer argument the
+     * kernel writes. They are saved before tuning and restored before every
+     * timed run and before the real launch, so the launch's result is that
+     * of one launch (kernels that accumulate into an output). 0: not saved. */
+    const size_t *restore_bytes;
+    /* Called around each timed run (e.g. to zero an accumulator); may be NULL. */
+    void (*pre_hook)(void *user);
+    void (*post_hook)(void *user);
+    void *hook_user;
+    int reps;            /* timed runs per config, the fastest counts; 0 = 3 */
+} blkrt_autotune_options;
+
+/* Load `kernel` of the source once per config. opts as for
+ * blkrt_module_load_source (its defines apply to every config; a config's
+ * own values win). */
+blkrt_status blkrt_autotuner_create(blkrt_device *d, const char *source, size_t len, const blkrt_source_options *opts,
+                                    const char *kernel, blkrt_autotuner **out);
+blkrt_status blkrt_autotuner_destroy(blkrt_autotuner *t);
+/* Number of configs (1 for a kernel without @autotune), and config i as
+ * text ("BLOCK=64,num_warps=2") and as its kernel handle. */
+blkrt_status blkrt_autotuner_num_configs(blkrt_autotuner *t, int *n);
+blkrt_status blkrt_autotuner_config(blkrt_autotuner *t, int i, const char **text, blkrt_kernel **k);
+/* Launch with the best config for these arguments (tuning first if the key
+ * is new). o may be NULL. *config (may be NULL): the config launched;
+ * *tuned (may be NULL): 1 if this call timed the configs. A config that
+ * fails to compile or launch is skipped while tuning (BLK_AUTOTUNE_VERBOSE
+ * says why); if every config fails, the first failure is returned. */
+blkrt_status blkrt_autotuner_launch(blkrt_autotuner *t, blkrt_grid_fn grid, void *grid_user, const blkrt_arg *args,
+                                    int nargs, const blkrt_autotune_options *o, blkrt_stream *s, int *config,
+                                    int *tuned);
 
 /* ---- the compiler hook (implemented by libblkrt_jit; see blkrt_jit.h) ---- */
 typedef struct {
@@ -279,6 +340,11 @@ typedef struct {
      * compile_ptx for exactly that variant; without it (NULL) a load asks
      * compile_ptx for every default variant at once. */
     blkrt_status (*describe)(const blkrt_compile_request *req, blkrt_compile_result *res);
+    /* The @autotune configs of the source (front end only): res->text = one
+     * "// blk-autotune v1 kernel=K key=P,... configs=N:V,...;N:V,..." line
+     * per kernel that has them (blkc_emit "autotune"). NULL: no autotuning
+     * (an autotuner then has the source's own values as its one config). */
+    blkrt_status (*autotune)(const blkrt_compile_request *req, blkrt_compile_result *res);
 } blkrt_compiler;
 
 /* Register the compiler (NULL removes it). The struct must outlive its use. */

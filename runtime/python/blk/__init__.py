@@ -16,15 +16,28 @@ checks kinds and ranges and every failure raises blk.Error with its message.
 
 Launches go to a blk.Stream or, with stream=None, to the legacy default stream
 (CUstream 0) — the stream PyTorch uses unless told otherwise, so blk launches
-and torch operations on the default stream are ordered with each other.
-libblkrt cannot adopt a foreign CUstream yet: passing a non-default torch
-stream raises blk.Error (BLKRT_ERR_UNSUPPORTED).
+and torch operations on the default stream are ordered with each other. A
+non-default torch.cuda.Stream (anything with .cuda_stream) is adopted by
+libblkrt (blkrt_stream_wrap) and launched on.
 
-The library is found through $BLK_LIBBLKRT, then next to this package, then
-in the repository's build*/runtime/ directories, then the system search path.
+From source, on any device (libblk.so: the compiler is in the library):
+
+    dev = blk.Device()                  # GPU 0, or the CPU with BLK_DEVICE=cpu
+    k = dev.load_source_file(blk.stdlib("softmax.blk"), defines={"BLOCK": 1024}).kernel("softmax")
+
+On the CPU device (the interpreter) pointer arguments are host memory: torch
+CPU tensors, numpy arrays (__array_interface__), writable buffer-protocol
+objects (array.array, bytearray), blk.Buffer; CUDA tensors are copied to the
+host and back around the launch, so BLK_DEVICE=cpu runs a CUDA script
+unchanged on the interpreter (like TRITON_INTERPRET=1).
+
+The library is found through $BLK_LIBBLKRT, then next to this package (the
+wheel bundles libblk.so), then in the repository's build*/runtime/
+directories, then the system search path; libblk.so before libblkrt.so.
 """
 import ctypes
 import operator
+import os
 import re
 import struct
 import weakref
@@ -39,7 +52,11 @@ from ._ffi import (BLKRT_OK, BLKRT_ERR_NO_DRIVER, BLKRT_ERR_NO_DEVICE, BLKRT_ERR
                    BLKRT_ERR_DRIVER)
 
 __all__ = list(STATUS_NAMES) + ["Error", "Device", "Module", "Kernel", "Buffer", "Stream", "Event", "Graph", "Param",
-           "device_count", "version", "cdiv", "library_path", "STATUS_NAMES", "DEVICE_CPU"]
+           "Autotuner",
+           "device_count", "version", "cdiv", "library_path", "has_compiler", "stdlib", "STATUS_NAMES",
+           "DEVICE_CPU"]
+
+__version__ = "0.1.0"
 
 Param = namedtuple("Param", "name type")
 
@@ -55,8 +72,25 @@ def version():
 
 
 def library_path():
-    """The path of the loaded libblkrt.so."""
+    """The path of the loaded libblk.so / libblkrt.so."""
     return _ffi.library_path()
+
+
+def has_compiler():
+    """True when the loaded library is libblk.so (the compiler is in it:
+    load_source works, the CPU device runs kernels)."""
+    return hasattr(_ffi.lib(), "blk_version")
+
+
+def stdlib(name=""):
+    """The path of a stdlib file ("softmax.blk") or, without a name, of the
+    stdlib directory: the wheel's copy, else the repository's."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for d in (os.environ.get("BLK_STDLIB_DIR"), os.path.join(here, "stdlib"),
+              os.path.normpath(os.path.join(here, "..", "..", "..", "stdlib"))):
+        if d and os.path.isfile(os.path.join(d, "elementwise.blk")):
+            return os.path.join(d, name) if name else d
+    raise Error(BLKRT_ERR_IO, "the blk stdlib was not found next to the package or in the repository")
 
 
 def device_count():
@@ -113,10 +147,25 @@ DeviceInfo = namedtuple("DeviceInfo", "kind ordinal name sm arch sm_count warp_s
                         "max_grid max_shared_per_block max_shared_optin total_memory driver_version")
 
 
-class Device(_Handle):
-    """A GPU (ordinal 0..count-1) or the CPU interpreter (Device.cpu())."""
+def _default_ordinal():
+    """BLK_DEVICE: "cpu" (the interpreter), or a GPU ordinal; default 0."""
+    env = os.environ.get("BLK_DEVICE", "").strip().lower()
+    if env == "cpu":
+        return DEVICE_CPU
+    if env.startswith("cuda:"):
+        env = env[5:]
+    return int(env) if env.isdigit() else 0
 
-    def __init__(self, ordinal=0):
+
+class Device(_Handle):
+    """A GPU (ordinal 0..count-1) or the CPU interpreter (Device.cpu()).
+    Device() is GPU 0 unless BLK_DEVICE says otherwise; BLK_DEVICE=cpu makes
+    every Device(...) the CPU interpreter, so an unchanged script runs there."""
+
+    def __init__(self, ordinal=None):
+        if ordinal is None or _default_ordinal() == DEVICE_CPU:
+            ordinal = _default_ordinal()
+        self._foreign = {}
         h = ctypes.c_void_p()
         _ffi.check(_ffi.lib().blkrt_device_open(int(ordinal), ctypes.byref(h)))
         self._own(h.value, "blkrt_device_close")
@@ -144,6 +193,19 @@ class Device(_Handle):
     def synchronize(self):
         _ffi.check(_ffi.lib().blkrt_device_synchronize(self._handle))
 
+    def close(self):
+        for st in list(self._foreign.values()):
+            st.close()
+        self._foreign.clear()
+        _Handle.close(self)
+
+    def _adopt(self, raw):
+        """The blkrt stream of a foreign CUstream (kept per device)."""
+        st = self._foreign.get(raw)
+        if st is None:
+            st = self._foreign[raw] = Stream(self, _wrap=raw)
+        return st._handle
+
     # -- modules
     def load_ptx(self, text):
         """PTX text (str or bytes) with blk-meta lines (blkc --emit=ptx)."""
@@ -169,19 +231,7 @@ class Device(_Handle):
         BLKRT_ERR_NO_COMPILER where none is: plain libblkrt.so has none).
         defines: {"BLOCK": 1024, "EPS": 1e-5, "HAS_POS": True}."""
         data = source.encode() if isinstance(source, str) else bytes(source)
-        defs = list((defines or {}).items())
-        arr = (_ffi.Define * max(1, len(defs)))()
-        keep = []
-        for i, (name, value) in enumerate(defs):
-            nb = name.encode()
-            keep.append(nb)
-            if isinstance(value, float):
-                arr[i] = _ffi.Define(nb, 1, 0, value)
-            else:
-                arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
-        opts = _ffi.SourceOptions(path.encode() if path else None, arr, len(defs),
-                                  kernel.encode() if kernel else None,
-                                  cache_dir.encode() if cache_dir is not None else None)
+        opts, keep = _source_options(path, defines, kernel, cache_dir)
         h = ctypes.c_void_p()
         _ffi.check(_ffi.lib().blkrt_module_load_source(self._handle, data, len(data), ctypes.byref(opts),
                                                        ctypes.byref(h)))
@@ -190,6 +240,14 @@ class Device(_Handle):
     def load_source_file(self, path, **kw):
         with open(path, "rb") as f:
             return self.load_source(f.read(), path=path, **kw)
+
+    def autotuner(self, source, kernel, path=None, defines=None, cache_dir=None):
+        """A blk.Autotuner for `kernel` of .blk source text (its @autotune configs)."""
+        return Autotuner(self, source, kernel, path=path, defines=defines, cache_dir=cache_dir)
+
+    def autotuner_file(self, path, kernel, **kw):
+        with open(path, "rb") as f:
+            return Autotuner(self, f.read(), kernel, path=path, **kw)
 
     # -- memory
     def malloc(self, nbytes):
@@ -201,6 +259,24 @@ class Device(_Handle):
 
     def event(self):
         return Event(self)
+
+
+def _source_options(path, defines, kernel, cache_dir):
+    """blkrt_source_options, and what must stay alive while it is used."""
+    defs = list((defines or {}).items())
+    arr = (_ffi.Define * max(1, len(defs)))()
+    keep = [arr]
+    for i, (name, value) in enumerate(defs):
+        nb = name.encode()
+        keep.append(nb)
+        if isinstance(value, float):
+            arr[i] = _ffi.Define(nb, 1, 0, value)
+        else:
+            arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
+    opts = _ffi.SourceOptions(path.encode() if path else None, arr, len(defs),
+                              kernel.encode() if kernel else None,
+                              cache_dir.encode() if cache_dir is not None else None)
+    return opts, keep
 
 
 class Buffer(_Handle):
@@ -241,7 +317,7 @@ class Buffer(_Handle):
             _ffi.check(_ffi.lib().blkrt_memcpy_htod(self.device._handle, self._handle, addr, n))
         else:
             _ffi.check(_ffi.lib().blkrt_memcpy_htod_async(self.device._handle, self._handle, addr, n,
-                                                          _stream_handle(stream)))
+                                                          _stream_handle(stream, self.device)))
         return self
 
     def copy_to_host(self, out=None, nbytes=None):
@@ -267,7 +343,7 @@ class Buffer(_Handle):
             _ffi.check(_ffi.lib().blkrt_memset(self.device._handle, self._handle, int(byte), n))
         else:
             _ffi.check(_ffi.lib().blkrt_memset_async(self.device._handle, self._handle, int(byte), n,
-                                                     _stream_handle(stream)))
+                                                     _stream_handle(stream, self.device)))
         return self
 
     def copy_from(self, src, nbytes=None, stream=None):
@@ -281,7 +357,7 @@ class Buffer(_Handle):
             _ffi.check(_ffi.lib().blkrt_memcpy_dtod(self.device._handle, self._handle, sp, n))
         else:
             _ffi.check(_ffi.lib().blkrt_memcpy_dtod_async(self.device._handle, self._handle, sp, n,
-                                                          _stream_handle(stream)))
+                                                          _stream_handle(stream, self.device)))
         return self
 
     def __repr__(self):
@@ -294,9 +370,12 @@ class Stream(_Handle):
     """A blkrt stream (created with default flags: it orders with the legacy
     default stream)."""
 
-    def __init__(self, device):
+    def __init__(self, device, _wrap=None):
         h = ctypes.c_void_p()
-        _ffi.check(_ffi.lib().blkrt_stream_create(device._handle, ctypes.byref(h)))
+        if _wrap is None:
+            _ffi.check(_ffi.lib().blkrt_stream_create(device._handle, ctypes.byref(h)))
+        else:  # a foreign CUstream (Device._adopt): blkrt forgets it, never destroys it
+            _ffi.check(_ffi.lib().blkrt_stream_wrap(device._handle, _wrap, ctypes.byref(h)))
         self.device = device
         self._own(h.value, "blkrt_stream_destroy")
 
@@ -349,7 +428,7 @@ class Graph(_Handle):
         self._own(handle, "blkrt_graph_destroy")
 
     def launch(self, stream=None):
-        _ffi.check(_ffi.lib().blkrt_graph_launch(self._handle, _stream_handle(stream)))
+        _ffi.check(_ffi.lib().blkrt_graph_launch(self._handle, _stream_handle(stream, self.device)))
 
 
 class Event(_Handle):
@@ -360,7 +439,7 @@ class Event(_Handle):
         self._own(h.value, "blkrt_event_destroy")
 
     def record(self, stream=None):
-        _ffi.check(_ffi.lib().blkrt_event_record(self._handle, _stream_handle(stream)))
+        _ffi.check(_ffi.lib().blkrt_event_record(self._handle, _stream_handle(stream, self.device)))
         return self
 
     def synchronize(self):
@@ -373,9 +452,11 @@ class Event(_Handle):
         return ms.value
 
 
-def _stream_handle(stream):
+def _stream_handle(stream, device=None):
     """None / 0 / a default-stream torch stream → NULL (the legacy default
-    stream); a blk.Stream → its handle; anything else is refused."""
+    stream); a blk.Stream → its handle; a foreign CUstream (a torch.cuda.Stream's
+    .cuda_stream, an int) → adopted by libblkrt on `device`. On the CPU device
+    work runs when issued: a foreign stream there means the default one."""
     if stream is None:
         return None
     if isinstance(stream, Stream):
@@ -383,8 +464,12 @@ def _stream_handle(stream):
     raw = getattr(stream, "cuda_stream", stream)  # torch.cuda.Stream
     if isinstance(raw, int) and raw == 0:
         return None
-    raise Error(BLKRT_ERR_UNSUPPORTED, "libblkrt cannot launch on a foreign CUstream (%r): pass a blk.Stream, or None for the "
-                    "legacy default stream (torch's default stream)" % (raw,))
+    if not isinstance(raw, int) or device is None:
+        raise Error(BLKRT_ERR_INVALID_VALUE, "not a stream: %r (a blk.Stream, a torch.cuda.Stream or a CUstream)"
+                    % (stream,))
+    if device.is_cpu:
+        return None
+    return device._adopt(raw)
 
 
 # ---------------------------------------------------------------- modules and kernels
@@ -467,7 +552,78 @@ def _pointer_value(a):
     cai = getattr(a, "__cuda_array_interface__", None)
     if cai is not None:
         return cai["data"][0]
+    if getattr(a, "__dlpack__", None) is not None:
+        addr, dev = _dlpack_pointer(a)
+        if dev in (_DL_CUDA, _DL_CUDA_MANAGED):
+            return addr
     return None
+
+
+class _DLTensor(ctypes.Structure):
+    """DLPack's DLTensor (dlpack.h), the head of a DLManagedTensor."""
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32),
+                ("ndim", ctypes.c_int32), ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16), ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_MANAGED = 1, 2, 13
+_capsule_pointer = None
+
+
+def _dlpack_pointer(a):
+    """(address, DLPack device type) of an object with __dlpack__ (CuPy, JAX,
+    numpy...). The capsule is not consumed: the producer keeps owning the
+    memory, as with data_ptr()."""
+    global _capsule_pointer
+    if _capsule_pointer is None:
+        f = ctypes.pythonapi.PyCapsule_GetPointer
+        f.restype, f.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+        _capsule_pointer = f
+    cap = a.__dlpack__()
+    t = _DLTensor.from_address(_capsule_pointer(cap, b"dltensor"))
+    return (t.data or 0) + t.byte_offset, t.device_type
+
+
+# element types of host buffers: buffer-protocol format codes (array.array,
+# memoryview) and __array_interface__ typestrs without the byte order
+_FORMATS = {"f": "f32", "d": "f64", "e": "f16", "b": "i8", "B": "u8", "h": "i16", "H": "u16", "i": "i32",
+            "I": "u32", "q": "i64", "Q": "u64", "?": "bool",
+            "l": "i%d" % (8 * ctypes.sizeof(ctypes.c_long)), "L": "u%d" % (8 * ctypes.sizeof(ctypes.c_long))}
+_TYPESTRS = {"f2": "f16", "f4": "f32", "f8": "f64", "i1": "i8", "i2": "i16", "i4": "i32", "i8": "i64",
+             "u1": "u8", "u2": "u16", "u4": "u32", "u8": "u64", "b1": "bool"}
+
+
+def _host_address(a, keep):
+    """(address, blk element type or None) of host memory: __array_interface__
+    (numpy), DLPack on the CPU, a buffer-protocol object (writable, or bytes);
+    None if a is none of these. keep collects what must live until the launch
+    returns."""
+    ai = getattr(a, "__array_interface__", None)
+    if ai is not None:
+        return ai["data"][0], _TYPESTRS.get(ai.get("typestr", "")[1:])
+    if getattr(a, "__dlpack__", None) is not None:
+        addr, dev = _dlpack_pointer(a)
+        if dev == _DL_CPU:
+            return addr, None
+    try:
+        mv = memoryview(a)
+    except TypeError:
+        return None
+    # bytes and bytearray are raw memory, whatever their 'B' format says
+    et = None if isinstance(a, (bytes, bytearray)) else _FORMATS.get(mv.format.lstrip("@=<"))
+    if mv.nbytes == 0:
+        return 0, et
+    if mv.readonly:
+        if isinstance(a, bytes):
+            c = ctypes.c_char_p(a)  # the bytes object's own storage, not a copy
+            keep.append(c)
+            return ctypes.cast(c, ctypes.c_void_p).value, et
+        raise Error(BLKRT_ERR_INVALID_LAUNCH, "a read-only %s cannot be a kernel argument (pass a writable copy)"
+                    % type(a).__name__)
+    c = (ctypes.c_char * mv.nbytes).from_buffer(mv)
+    keep.append(c)
+    return ctypes.addressof(c), et
 
 
 # dtype names of torch (str(torch.float32) == "torch.float32") and numpy/cupy
@@ -549,8 +705,17 @@ class Kernel:
             params.append(Param(n.value.decode(), t.value.decode()))
         self.params = tuple(params)
         self.consts = {}
+        i = 0
+        while self.checked:  # every const of the kernel's blk-meta (PTX or source alike)
+            n, t = ctypes.c_char_p(), ctypes.c_char_p()
+            if L.blkrt_kernel_const_at(handle, i, ctypes.byref(n), ctypes.byref(t)) != BLKRT_OK:
+                break
+            self.consts[n.value.decode()] = self.const(n.value.decode(), t.value.decode())
+            i += 1
         for cname, ctype in consts:
-            self.consts[cname] = self.const(cname, ctype)
+            if cname not in self.consts:
+                self.consts[cname] = self.const(cname, ctype)
+        self._cpu = module.device.is_cpu
         # per-parameter argument kind and integer range
         self._pkinds = tuple(ARG_PTR if p.type.startswith("*") else
                              ARG_FLOAT if p.type in _FLOAT_TYPES else ARG_INT for p in self.params)
@@ -644,24 +809,59 @@ class Kernel:
 
     def launch(self, grid, *args, stream=None):
         """Launch on grid (an int, a 1-3 tuple, or a callable of .consts)."""
-        if self.module._handle is None:
-            self.module._closed()
-        packed, n = self._pack_args(args)
-        _ffi.check(_ffi.lib().blkrt_launch(self._handle, self._grid(grid), packed, n, _stream_handle(stream)))
+        self[grid](*args, stream=stream)
+
+    def _host_args(self, args, keep, back):
+        """CPU device: pointer arguments as host addresses. CUDA tensors are
+        copied to the host (and back after the launch: `back`)."""
+        out = list(args)
+        for i in range(min(len(args), self._nparams)):
+            a = args[i]
+            if self._pkinds[i] != ARG_PTR or a is None or type(a) is int:
+                continue
+            if getattr(a, "is_cuda", False):  # torch CUDA tensor: BLK_DEVICE=cpu on a CUDA script
+                host = a.detach().cpu()
+                back.append((a, host))
+                out[i] = host
+                continue
+            if getattr(a, "data_ptr", None) is not None:
+                continue  # torch CPU tensor, blk.Buffer
+            found = _host_address(a, keep)
+            if found is None:
+                continue  # not host memory: _pack_args names it
+            addr, et = found
+            if et is not None and et != self._pointee[i]:
+                raise Error(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': argument %d '%s' (%s) holds %s elements" % (
+                    self.name, i + 1, self.params[i].name, self.params[i].type, et))
+            out[i] = addr
+        return tuple(out)
 
     def __getitem__(self, grid):
         g = self._grid(grid)
         L = _ffi.lib()
         h = self._handle
         pack = self._pack_args
-
         mod = self.module
+        dev = mod.device
+
+        if self._cpu:
+            def cpu_launcher(*args, stream=None):
+                if mod._handle is None:
+                    mod._closed()
+                keep, back = [], []
+                packed, n = pack(self._host_args(args, keep, back))
+                st = L.blkrt_launch(h, g, packed, n, _stream_handle(stream, dev))
+                if st:
+                    raise Error(st, _ffi.last_error())
+                for a, host in back:
+                    a.copy_(host)
+            return cpu_launcher
 
         def launcher(*args, stream=None):
             if mod._handle is None:
                 mod._closed()
             packed, n = pack(args)
-            st = L.blkrt_launch(h, g, packed, n, _stream_handle(stream))
+            st = L.blkrt_launch(h, g, packed, n, None if stream is None else _stream_handle(stream, dev))
             if st:
                 raise Error(st, _ffi.last_error())
         return launcher
@@ -674,4 +874,108 @@ class Kernel:
                                                        for p in keep])
         b = tuple(block) + (1,) * (3 - len(tuple(block)))
         _ffi.check(_ffi.lib().blkrt_launch_raw(self._handle, self._grid(grid), struct.pack("<3I", *b),
-                                               int(shared), arr, _stream_handle(stream)))
+                                               int(shared), arr, _stream_handle(stream, self.module.device)))
+
+
+# ---------------------------------------------------------------- the autotuner
+
+def _nbytes(a):
+    """Bytes of a pointer argument to save and restore while tuning (0: unknown)."""
+    if a is None or isinstance(a, int):
+        return 0
+    n = getattr(a, "nbytes", None)
+    if isinstance(n, int):
+        return n
+    try:
+        return memoryview(a).nbytes
+    except TypeError:
+        return 0
+
+
+class Autotuner(_Handle):
+    """@autotune(key = [...], configs = [...]) of a kernel from source: one
+    compiled kernel per config; the first launch of each key (key parameter
+    values + argument divisibility) times every config on that launch's
+    arguments and keeps the fastest, in memory and in the cache directory
+    (cache_dir, default $BLKRT_CACHE_DIR or ~/.cache/blk; "" = memory only).
+
+        t = dev.autotuner_file("matmul.blk", "matmul")
+        t[lambda c: (blk.cdiv(M, c["BM"]), blk.cdiv(N, c["BN"]))](a, b, c, M, N, K)
+        t.last_config, t.last_tuned, t.configs
+
+    Launch keywords: restore=True (save the pointer arguments and restore them
+    before every timed run and before the real launch, so accumulating
+    kernels see one launch), pre_hook / post_hook (callables around each
+    timed run), reps (timed runs per config), stream. BLK_AUTOTUNE_VERBOSE=1
+    prints each config's time."""
+
+    def __init__(self, device, source, kernel, path=None, defines=None, cache_dir=None):
+        data = source.encode() if isinstance(source, str) else bytes(source)
+        opts, keep = _source_options(path, defines, None, cache_dir)
+        h = ctypes.c_void_p()
+        _ffi.check(_ffi.lib().blkrt_autotuner_create(device._handle, data, len(data), ctypes.byref(opts),
+                                                     kernel.encode(), ctypes.byref(h)))
+        self.device = device
+        self._own(h.value, "blkrt_autotuner_destroy")
+        n = ctypes.c_int()
+        _ffi.check(_ffi.lib().blkrt_autotuner_num_configs(self._handle, ctypes.byref(n)))
+        self.configs, self.kernels = [], []
+        shim = type("_TunerModule", (), {})()
+        shim.device, shim._handle = device, self._handle
+        for i in range(n.value):
+            text, kh = ctypes.c_char_p(), ctypes.c_void_p()
+            _ffi.check(_ffi.lib().blkrt_autotuner_config(self._handle, i, ctypes.byref(text), ctypes.byref(kh)))
+            self.configs.append(text.value.decode())
+            self.kernels.append(Kernel(shim, kh.value))
+        self._by_handle = {k._handle: k for k in self.kernels}
+        self.last_config, self.last_tuned = None, None
+
+    def __getitem__(self, grid):
+        def launcher(*args, stream=None, restore=True, pre_hook=None, post_hook=None, reps=0):
+            return self.launch(grid, *args, stream=stream, restore=restore, pre_hook=pre_hook,
+                               post_hook=post_hook, reps=reps)
+        return launcher
+
+    def launch(self, grid, *args, stream=None, restore=True, pre_hook=None, post_hook=None, reps=0):
+        if self._handle is None:
+            raise Error(BLKRT_ERR_INVALID_HANDLE, "the autotuner was closed")
+        k0 = self.kernels[0]
+        keep, back = [], []
+        nbytes = [_nbytes(a) if restore and i < k0._nparams and k0._pkinds[i] == ARG_PTR else 0
+                  for i, a in enumerate(args)]  # before host arguments become addresses
+        if k0._cpu:
+            args = k0._host_args(args, keep, back)
+        packed, n = k0._pack_args(args)
+        failure = []
+
+        def grid_cb(kh, _args, _nargs, out, _user):
+            try:
+                g = grid
+                if callable(g):
+                    g = g(self._by_handle[kh].consts)
+                if isinstance(g, int):
+                    g = (g,)
+                g = tuple(g) + (1,) * (3 - len(g))
+                out[0], out[1], out[2] = g
+            except Exception as e:  # reported after the call: no exception may cross C
+                failure.append(e)
+                out[0] = out[1] = out[2] = 0
+
+        def hook(fn):
+            if fn is None:
+                return _ffi.HOOK_FN()
+            return _ffi.HOOK_FN(lambda _u: fn())
+        sizes = (ctypes.c_size_t * max(1, n))(*nbytes)
+        opts = _ffi.AutotuneOptions(sizes, hook(pre_hook), hook(post_hook), None, int(reps))
+        gfn = _ffi.GRID_FN(grid_cb)
+        config, tuned = ctypes.c_int(-1), ctypes.c_int(0)
+        st = _ffi.lib().blkrt_autotuner_launch(self._handle, gfn, None, packed, n, ctypes.byref(opts),
+                                               _stream_handle(stream, self.device), ctypes.byref(config),
+                                               ctypes.byref(tuned))
+        if failure:
+            raise failure[0]
+        _ffi.check(st)
+        for a, host in back:
+            a.copy_(host)
+        self.last_config, self.last_tuned = config.value, bool(tuned.value)
+        return config.value

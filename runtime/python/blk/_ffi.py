@@ -93,6 +93,15 @@ class Arg(ctypes.Structure):
 
 assert ctypes.sizeof(Arg) == 16
 
+# void grid(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t grid[3], void *user)
+GRID_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p, c_int, POINTER(c_uint32), c_void_p)
+HOOK_FN = ctypes.CFUNCTYPE(None, c_void_p)
+
+
+class AutotuneOptions(ctypes.Structure):
+    _fields_ = [("restore_bytes", POINTER(c_size_t)), ("pre_hook", HOOK_FN), ("post_hook", HOOK_FN),
+                ("hook_user", c_void_p), ("reps", c_int)]
+
 H = c_void_p  # every handle is an opaque pointer
 S = c_int     # blkrt_status
 
@@ -119,6 +128,7 @@ _PROTOS = {
     "blkrt_stream_create": [H, POINTER(H)],
     "blkrt_stream_destroy": [H],
     "blkrt_stream_synchronize": [H],
+    "blkrt_stream_wrap": [H, c_uint64, POINTER(H)],
     "blkrt_event_create": [H, POINTER(H)],
     "blkrt_event_destroy": [H],
     "blkrt_event_record": [H, H],
@@ -136,11 +146,18 @@ _PROTOS = {
     "blkrt_module_kernel": [H, c_char_p, POINTER(H)],
     "blkrt_kernel_get_info": [H, POINTER(KernelInfo)],
     "blkrt_kernel_param": [H, c_int, POINTER(c_char_p), POINTER(c_char_p)],
+    "blkrt_kernel_const_at": [H, c_int, POINTER(c_char_p), POINTER(c_char_p)],
     "blkrt_kernel_const_int": [H, c_char_p, POINTER(c_int64)],
     "blkrt_kernel_const_float": [H, c_char_p, POINTER(c_double)],
     # grid and args are passed as bytes (struct-packed), see Kernel.
     "blkrt_launch": [H, c_char_p, c_char_p, c_int, H],
     "blkrt_launch_raw": [H, c_char_p, c_char_p, c_uint32, c_void_p, H],
+    "blkrt_autotuner_create": [H, c_char_p, c_size_t, POINTER(SourceOptions), c_char_p, POINTER(H)],
+    "blkrt_autotuner_destroy": [H],
+    "blkrt_autotuner_num_configs": [H, POINTER(c_int)],
+    "blkrt_autotuner_config": [H, c_int, POINTER(c_char_p), POINTER(H)],
+    "blkrt_autotuner_launch": [H, GRID_FN, c_void_p, c_char_p, c_int, POINTER(AutotuneOptions), H,
+                               POINTER(c_int), POINTER(c_int)],
 }
 _RESTYPES = {"blkrt_status_name": c_char_p, "blkrt_last_error": c_char_p, "blkrt_version": c_char_p}
 
@@ -150,21 +167,25 @@ _lib_path = None
 
 
 def _candidates():
+    """libblk.so (compiler + runtime: JIT from source, the CPU device) before
+    libblkrt.so (runtime only: PTX and cubins) at each place."""
     env = os.environ.get("BLK_LIBBLKRT")
     if env:
         return [env]  # an explicit choice: nothing else is tried
     here = os.path.dirname(os.path.abspath(__file__))
-    out = [os.path.join(here, "libblkrt.so")]
+    out = [os.path.join(here, "libblk.so"), os.path.join(here, "libblkrt.so")]  # the installed wheel
     root = os.path.normpath(os.path.join(here, "..", "..", ".."))  # runtime/python/blk -> repo root
-    for b in ("build", "build-release", "build-py"):
-        out.append(os.path.join(root, b, "runtime", "libblkrt.so"))
-    others = sorted(glob.glob(os.path.join(root, "build*", "runtime", "libblkrt.so")),
-                    key=lambda p: -os.path.getmtime(p))
-    out += [p for p in others if p not in out]
+    for name in ("libblk.so", "libblkrt.so"):
+        for b in ("build", "build-release", "build-py"):
+            out.append(os.path.join(root, b, "runtime", name))
+        others = sorted(glob.glob(os.path.join(root, "build*", "runtime", name)),
+                        key=lambda p: -os.path.getmtime(p))
+        out += [p for p in others if p not in out]
     import ctypes.util
-    found = ctypes.util.find_library("blkrt")
-    if found:
-        out.append(found)
+    for name in ("blk", "blkrt"):
+        found = ctypes.util.find_library(name)
+        if found:
+            out.append(found)
     return out
 
 
@@ -190,9 +211,13 @@ def lib():
                 fn = getattr(handle, name)
                 fn.argtypes = argtypes
                 fn.restype = _RESTYPES.get(name, S)
+            if hasattr(handle, "blk_version"):  # libblk.so (not libblkrt.so)
+                handle.blk_version.argtypes = []
+                handle.blk_version.restype = c_char_p
             _lib, _lib_path = handle, path
             return _lib
-        raise Error(NO_LIBRARY, "libblkrt.so not found (set BLK_LIBBLKRT to its path); tried: " + "; ".join(tried))
+        raise Error(NO_LIBRARY, "libblk.so / libblkrt.so not found (set BLK_LIBBLKRT to its path); tried: " +
+                    "; ".join(tried))
 
 
 def library_path():
