@@ -169,9 +169,7 @@ static void visit(pl_ctx *P, ir_region *r, const lay_table *lt) {
     }
 }
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const ax_table *ax, const lay_table *lt, const vec_table *vt,
-                     int smem_budget) {
-    (void)ax;
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget) {
     pl_table *t = ARENA_NEW(a, pl_table);
     if (!t) return NULL;
     int n = 0;

@@ -23,7 +23,7 @@
  * vectorize, so the interpreter and every other pass see the same IR;
  * `--emit=ir-after=pipeliner` prints it (docs/codegen.md, "Tensor cores").
  *
- * Needs: ax, lay and vec of the same function and variant.
+ * Needs: lay and vec of the same function and variant.
  * Guarantees: the shared memory of every loop's rings and hoisted tiles,
  * plus 48 KB for the scratch users inside the loop, fits `smem_budget`
  * (stages are reduced to 2, then the loop is left alone). */
@@ -50,8 +50,7 @@ typedef struct {
     const char **why;  /* by value id of a dot operand left alone: the reason (for the dump) */
 } pl_table;
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const ax_table *ax, const lay_table *lt, const vec_table *vt,
-                     int smem_budget);
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget);
 const pl_entry *pl_get(const pl_table *t, const ir_value *v);
 /* The bytes an operand tile of this shape and dtype takes in shared memory
  * (cg_dot.c's layout: f8 as f16, f32 as 4 bytes, K padded for i8). */

@@ -320,7 +320,7 @@ def specs(small=False):
             torch_fn=lambda T, t: (lambda: _sdpa(T, "flash", t, causal)),
             extra=[("torch sdpa cudnn", lambda T, t: (lambda: _sdpa(T, "cudnn", t, causal)))],
             flops=fl,
-            note="stdlib fused_attn.blk attn_fwd (mma.sync, P through shared memory); Triton: peers.py's "
+            note="stdlib fused_attn.blk attn_fwd (mma.sync, K/V through cp.async rings, P in registers); Triton: peers.py's "
                  "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
     out.append(attn_spec(False))
     out.append(attn_spec(True))
