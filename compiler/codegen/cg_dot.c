@@ -94,7 +94,7 @@ static LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_o
 
 /* ---- operand elements as stored bits ---- */
 
-static int stored_bytes(blk_dtype t) { return t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2; }
+static int stored_bytes(blk_dtype t) { return pl_elem_bytes(t); }
 
 /* Round an f32 (as i32 bits) to tf32, nearest even, as interp_dot.c's
  * round_tf32: inf and NaN unchanged. */
@@ -443,14 +443,7 @@ static void mma(cg_ctx *C, const mma_kind *k, LLVMValueRef *a, LLVMValueRef *bf,
 
 static bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-/* Which value dim a 16-bit operand is stored along: its registers' fastest
- * dim (so stores are vectors); other types are stored K-contiguous. */
-static int stored_colv(cg_val x, blk_dtype t, int kdim) {
-    if (stored_bytes(t) != 2 || !x.lay) return kdim;
-    lay_flat f;
-    lay_flatten(x.lay, &f);
-    return f.reg_order[0];
-}
+static int stored_colv(cg_val x, blk_dtype t, int kdim) { return pl_stored_colv(x.lay, t, kdim); }
 
 /* The A operand straight from registers (attention's P): a 16-bit value in
  * an accumulator layout with all warps along M (Wn = 1) and the dot's own

@@ -6,9 +6,15 @@
 
 #include <string.h>
 
-int pl_tile_bytes(blk_dtype t, int rows, int cols) {
-    int e = t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2;
-    return rows * cols * e;
+int pl_elem_bytes(blk_dtype t) { return t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2; }
+
+int pl_tile_bytes(blk_dtype t, int rows, int cols) { return rows * cols * pl_elem_bytes(t); }
+
+int pl_stored_colv(const lay_layout *l, blk_dtype t, int kdim) {
+    if (pl_elem_bytes(t) != 2 || !l) return kdim;
+    lay_flat f;
+    lay_flatten(l, &f);
+    return f.reg_order[0];
 }
 
 const pl_entry *pl_get(const pl_table *t, const ir_value *v) {
@@ -67,15 +73,6 @@ static void set_why(pl_ctx *P, const ir_value *v, const char *why) {
     if (v->id >= 0 && v->id < P->t->num_values && !P->t->why[v->id]) P->t->why[v->id] = why;
 }
 
-/* The value dim a 16-bit operand in layout l is stored along: its fastest
- * register dim (cg_dot.c stores with vector stores); other types: K. */
-static int colv_of(const lay_layout *l, blk_dtype t, int kdim) {
-    if ((t != DT_F16 && t != DT_BF16 && t != DT_F8E4M3 && t != DT_F8E5M2) || !l) return kdim;
-    lay_flat f;
-    lay_flatten(l, &f);
-    return f.reg_order[0];
-}
-
 /* operand `role` of dot d in loop: RING or HOIST when it qualifies */
 static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role, const lay_table *lt) {
     ir_value *v = d->operands[role];
@@ -126,7 +123,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
     pl_entry *e = &P->t->e[v->id];
     if (e->kind == PL_HOIST) return; /* two dots share it */
     *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(t, v->type.shape[0], v->type.shape[1]),
-                    colv_of(lay_get(lt, v), t, kdim), role};
+                    pl_stored_colv(lay_get(lt, v), t, kdim), role};
 }
 
 static int loop_bytes(pl_ctx *P, ir_inst *loop) {

@@ -52,9 +52,14 @@ typedef struct {
 
 pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget);
 const pl_entry *pl_get(const pl_table *t, const ir_value *v);
-/* The bytes an operand tile of this shape and dtype takes in shared memory
- * (cg_dot.c's layout: f8 as f16, f32 as 4 bytes, K padded for i8). */
+/* How cg_dot.c stores a dot operand in shared memory — one definition for
+ * the plan and the lowering: bytes per element (f8 as f16, f32 as 4, i8 as
+ * 1), the bytes of a rows x cols tile, and the value dim stored contiguous
+ * (a 16-bit operand's fastest register dim in layout l, so its stores are
+ * vectors; other types along K, dim kdim). */
+int pl_elem_bytes(blk_dtype t);
 int pl_tile_bytes(blk_dtype t, int rows, int cols);
+int pl_stored_colv(const lay_layout *l, blk_dtype t, int kdim);
 
 void pl_dump_module(blk_strbuf *out, ir_module *m);
 void pass_pipeliner(ir_module *m); /* analysis only: leaves the IR unchanged */
