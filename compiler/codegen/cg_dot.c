@@ -50,6 +50,8 @@ typedef struct {
     int rb;            /* bytes per row */
     int per_phase, max_phase;
     int colv;          /* the value dim stored along cols */
+    bool wg;           /* wgmma's form: 128-byte panels, 128-byte swizzle */
+    int perm_wm;       /* wgmma A: rows permuted for Wm warps (0: not) */
 } sm_tile;
 
 static void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv) {
@@ -63,11 +65,52 @@ static void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, 
     t->max_phase = chunks < 8 ? chunks : 8;
     t->per_phase = chunks < 8 ? 8 / chunks : 1;
     if (t->max_phase < 1) t->max_phase = 1;
+    t->wg = false;
+    t->perm_wm = 0;
+}
+
+/* wgmma reads shared memory through matrix descriptors, whose 128-byte
+ * swizzle mode fixes the form: the stored columns are cut into panels of
+ * 128 bytes, panel p holding every row's bytes 128p..128p+127 (rows * 128
+ * bytes, 1024-byte aligned), and chunk c of row r sits at chunk c ^ (r % 8)
+ * of its 128-byte row — the pattern the hardware applies to address bits
+ * 4..6 from bits 7..9. (The mma.sync form above is the same pattern when a
+ * row is 128 bytes.) An A tile's rows are also permuted (wg_row): warp w of
+ * a warpgroup reads rows 16w..16w+15 of each 64-row block, while the
+ * accumulator layout gives warp w rows 8w + g and 8w + g + 8*Wm. */
+static void tile_init_wg(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv, int perm_wm) {
+    tile_init(t, base, rows, cols, e, colv);
+    t->wg = true;
+    t->perm_wm = perm_wm;
+}
+
+/* Stored row of logical row r in an A tile for Wm warps (all along M):
+ * r = 8*Wm*k0 + 8*w + g with k0 = 2i + h (m64 instruction i, half h) and
+ * w = 4*G + wl (warpgroup G) sits at 64*(i*Wm/4 + G) + 16*wl + 8*h + g. */
+static LLVMValueRef wg_row(cg_ctx *C, int Wm, LLVMValueRef r) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef g = LLVMBuildAnd(b, r, cg_const_i32(C, 7), "");
+    LLVMValueRef w = LLVMBuildURem(b, LLVMBuildLShr(b, r, cg_const_i32(C, 3), ""), cg_const_i32(C, Wm), "");
+    LLVMValueRef k0 = LLVMBuildUDiv(b, r, cg_const_i32(C, 8 * Wm), "");
+    LLVMValueRef h = LLVMBuildAnd(b, k0, cg_const_i32(C, 1), ""), i = LLVMBuildLShr(b, k0, cg_const_i32(C, 1), "");
+    LLVMValueRef blk = LLVMBuildAdd(b, LLVMBuildMul(b, i, cg_const_i32(C, Wm / 4), ""),
+                                    LLVMBuildLShr(b, w, cg_const_i32(C, 2), ""), "");
+    LLVMValueRef in = LLVMBuildAdd(b, LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_const_i32(C, 3), ""), cg_const_i32(C, 4), ""),
+                                   LLVMBuildAdd(b, LLVMBuildShl(b, h, cg_const_i32(C, 3), ""), g, ""), "");
+    return LLVMBuildAdd(b, LLVMBuildShl(b, blk, cg_const_i32(C, 6), ""), in, "");
 }
 
 /* Byte offset (i32) of chunk `chunk` of stored row `row`, swizzled. */
 static LLVMValueRef tile_chunk(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef chunk) {
     LLVMBuilderRef b = C->b;
+    if (t->wg) {
+        LLVMValueRef panel = LLVMBuildLShr(b, chunk, cg_const_i32(C, 3), "");
+        LLVMValueRef c = LLVMBuildXor(b, LLVMBuildAnd(b, chunk, cg_const_i32(C, 7), ""),
+                                      LLVMBuildAnd(b, row, cg_const_i32(C, 7), ""), "");
+        LLVMValueRef off = LLVMBuildMul(b, panel, cg_const_i32(C, t->rows * 128), "");
+        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, row, cg_const_i32(C, 128), ""), "");
+        return LLVMBuildAdd(b, off, LLVMBuildShl(b, c, cg_const_i32(C, 4), ""), "");
+    }
     LLVMValueRef phase = LLVMBuildURem(b, LLVMBuildUDiv(b, row, cg_const_i32(C, t->per_phase), ""),
                                        cg_const_i32(C, t->max_phase), "");
     LLVMValueRef c = LLVMBuildXor(b, chunk, phase, "");
@@ -83,6 +126,7 @@ static LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off)
 static LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col) {
     LLVMBuilderRef b = C->b;
     LLVMValueRef cb = LLVMBuildMul(b, col, cg_const_i32(C, t->e), "");
+    if (t->perm_wm) row = wg_row(C, t->perm_wm, row);
     LLVMValueRef off = tile_chunk(C, t, row, LLVMBuildLShr(b, cb, cg_const_i32(C, 4), ""));
     return LLVMBuildAdd(b, off, LLVMBuildAnd(b, cb, cg_const_i32(C, 15), ""), "");
 }
@@ -169,6 +213,88 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
     }
 }
 
+/* ---- which dots take wgmma ----
+ *
+ * On sm_90a a 16-bit dot with an f32 accumulator goes to wgmma when the
+ * accumulator has its warps along M in whole warpgroups (layout.c puts them
+ * so where lay_wgmma_shape allows), a is in shared memory K-major or in
+ * registers in the accumulator layout (attention's P), and each operand's
+ * stored row is a whole number of 128-byte panels. Anything else takes
+ * mma.sync. The choice is made before the loop (its ring tiles take the
+ * wgmma form) and again at the dot, from the same facts. */
+
+typedef struct {
+    bool ok, areg;
+    int acv, bcv;   /* stored colv, in a's / b's own dims */
+} wg_plan;
+
+/* The pipeliner entry holding operand v (or the value v transposes) and
+ * v's stored colv through it. */
+static const pl_entry *operand_entry(cg_ctx *C, ir_value *v, int *colv) {
+    const pl_entry *e = C->pl ? pl_get(C->pl, v) : NULL;
+    if (e && e->kind != PL_NONE) { *colv = e->colv; return e; }
+    if (v->def && v->def->op == IR_PERMUTE) {
+        e = C->pl ? pl_get(C->pl, v->def->operands[0]) : NULL;
+        if (e && e->kind != PL_NONE) { *colv = 1 - e->colv; return e; }
+    }
+    return NULL;
+}
+
+static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L);
+static int stored_colv(cg_val x, blk_dtype t, int kdim);
+
+static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
+    *p = (wg_plan){0};
+    ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
+    if (!tgt_has(C->tgt, TGT_CAP_WGMMA) || in->precision == IR_PREC_IEEE) return false;
+    blk_dtype ta = (blk_dtype)a->type.dtype;
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
+    if ((blk_dtype)bo->type.dtype != ta || !lay_wgmma_shape(ta, (blk_dtype)res->type.dtype, M, N, K, C->num_warps))
+        return false;
+    const lay_layout *L = cg_lay(C, res);
+    if (!lay_is_mma_acc(L, 2, res->type.shape) || L->wpc[1] != 1 || L->wpc[0] != C->num_warps) return false;
+    int e = stored_bytes(ta);
+    int cv;
+    if (operand_entry(C, a, &cv)) {
+        if (cv != 1 || K * e % 128) return false;
+        p->acv = 1;
+    } else if (a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
+    else if (K * e % 128 == 0) p->acv = 1;
+    else return false;
+    int rb[2] = {K * e, N * e}; /* stored row bytes: K-major (colv 0) rows hold K, N-major rows N */
+    if (operand_entry(C, bo, &cv)) {
+        if (rb[cv] % 128) return false;
+        p->bcv = cv;
+    } else {
+        int want = stored_colv((cg_val){NULL, 0, cg_lay(C, bo), true}, ta, 0);
+        if (rb[want] % 128 == 0) p->bcv = want;
+        else if (rb[1 - want] % 128 == 0) p->bcv = 1 - want;
+        else return false;
+    }
+    p->ok = true;
+    return true;
+}
+
+/* The dot of `loop`'s body that reads v (directly or through trans) and
+ * which operand v is. */
+static ir_inst *dot_reading(ir_inst *loop, ir_value *v, int *role) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_DOT) continue;
+        for (int k = 0; k < 2; k++) {
+            ir_value *o = i->operands[k];
+            if (o == v || (o->def && o->def->op == IR_PERMUTE && o->def->operands[0] == v)) {
+                *role = k;
+                return i;
+            }
+        }
+    }
+    return NULL;
+}
+
+static void fence_async_smem(cg_ctx *C) {
+    cg_inline_asm(C, C->vd, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
+}
+
 /* ---- operands resident in shared memory (pipeliner.h) ----
  *
  * A RING load's tile has `stages` slots of `bytes`; the slot iteration i
@@ -184,6 +310,8 @@ struct cg_tile {
     int reserved_before;       /* C->smem_reserved before the loop's tiles */
     bool live;
 };
+
+static bool loop_has_wg(cg_ctx *C, ir_inst *loop);
 
 static struct cg_tile *tile_of(cg_ctx *C, const ir_value *v) {
     if (!v || v->id < 0 || v->id >= C->num_values || !C->tiles) return NULL;
@@ -307,6 +435,12 @@ static bool loop_has(cg_ctx *C, ir_inst *loop) {
     return false;
 }
 
+static bool loop_has_wg(cg_ctx *C, ir_inst *loop) {
+    for (int i = 0; i < C->num_values; i++)
+        if (C->tiles[i] && C->tiles[i]->live && C->tiles[i]->e->loop == loop && C->tiles[i]->t.wg) return true;
+    return false;
+}
+
 static int loop_stages(cg_ctx *C, ir_inst *loop) {
     int s = 0;
     for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
@@ -342,13 +476,20 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
             struct cg_tile *rt = ARENA_NEW(C->a, struct cg_tile);
             if (!rt) { C->failed = true; return; }
             blk_dtype dt = (blk_dtype)v->type.dtype;
-            LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes);
-            tile_init(&rt->t, base, v->type.shape[1 - e->colv], v->type.shape[e->colv], stored_bytes(dt), e->colv);
+            int role = 0;
+            wg_plan wp;
+            ir_inst *dot = dot_reading(loop, v, &role);
+            bool wg = dot && wg_choose(C, dot, &wp);
+            LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
+            int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
+            if (wg) tile_init_wg(&rt->t, base, rows, cols, stored_bytes(dt), e->colv, role == 0 ? C->num_warps : 0);
+            else tile_init(&rt->t, base, rows, cols, stored_bytes(dt), e->colv);
             rt->e = e;
             rt->lb = lb, rt->ub = ub, rt->step = step;
             rt->reserved_before = reserved;
             if (e->kind == PL_HOIST) {
                 store_operand(C, loop->loc, &rt->t, cg_get(C, v, cg_lay(C, v)), v->type, dt == DT_F32);
+                if (wg) fence_async_smem(C); /* generic-proxy stores, read by wgmma's async proxy */
                 hoisted = true;
             }
             rt->live = true;
@@ -377,6 +518,9 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
      * every thread's copies visible and proves iteration i-1's readers of
      * the slot refilled below are done */
     async_wait(C, S - 2);
+    /* cp.async writes through the generic proxy; wgmma reads through the
+     * async proxy: each writer fences before the barrier */
+    if (loop_has_wg(C, loop)) fence_async_smem(C);
     cg_barrier(C);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
@@ -502,6 +646,7 @@ static void load_frags(cg_ctx *C, const frag_ctx *F, int s, frags *out) {
         LLVMValueRef off;
         if (ta->colv == 1) {
             LLVMValueRef row = LLVMBuildAdd(b, mrow, F->j8, "");
+            if (ta->perm_wm) row = wg_row(C, ta->perm_wm, row); /* a tile in wgmma's form, read by mma.sync */
             off = tile_chunk(C, ta, row, LLVMBuildAdd(b, F->qhi, cg_const_i32(C, csteps * s), ""));
         } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
             LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qhi, cg_const_i32(C, 8), ""), F->j8, "");
@@ -606,6 +751,168 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     }
 }
 
+/* ---- Hopper: wgmma.mma_async ----
+ *
+ * A warpgroup (4 warps) computes m64 x n (n <= 256) x k16 per instruction:
+ * a from shared memory through a descriptor (or from registers: the same
+ * per-warp fragment as mma.sync's A), b from shared memory. Its f32
+ * accumulator d[j] sits at row 16*wl + g + 8*((j >> 1) & 1), column
+ * n0 + 8*(j >> 2) + 2t + (j & 1) (FACTS.md) — in our accumulator layout
+ * (Wn = 1) register (k0, k1) = (2i + ((j >> 1) & 1), 2*(n0/8 + (j >> 2)) +
+ * (j & 1)) of m64 instruction i, once a's rows are permuted (wg_row).
+ *
+ * The dot issues wgmma.fence, every instruction of every k step, one
+ * commit_group and wait_group 0. The fence and the wait take the
+ * accumulator (and a's fragments) as tied operands: LLVM cannot move their
+ * producers past the fence or their users above the wait. */
+
+/* The 64-bit matrix descriptor: start address, leading and stride byte
+ * offsets (>> 4), 128-byte swizzle (mode 1 in bits 62..63). */
+static LLVMValueRef wg_desc(cg_ctx *C, LLVMValueRef addr32, int lbo, int sbo) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef start = LLVMBuildZExt(b, LLVMBuildAnd(b, LLVMBuildLShr(b, addr32, cg_const_i32(C, 4), ""),
+                                                       cg_const_i32(C, 0x3FFF), ""), C->i64, "");
+    uint64_t k = ((uint64_t)(lbo >> 4) & 0x3FFF) << 16 | ((uint64_t)(sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
+    return LLVMBuildOr(b, start, LLVMConstInt(C->i64, k, 0), "");
+}
+
+/* An asm statement through which values pass unchanged, ordered with the
+ * wgmma instructions (side effects): vals[0..n) in and out. */
+static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
+    if (n == 0) { cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true); return; }
+    LLVMTypeRef *ts = ARENA_ARRAY(C->a, LLVMTypeRef, n);
+    blk_strbuf cons;
+    sb_init(&cons);
+    if (!ts) { C->failed = true; sb_free(&cons); return; }
+    for (int i = 0; i < n; i++) {
+        ts[i] = LLVMTypeOf(vals[i]);
+        sb_printf(&cons, "%s=%s", i ? "," : "", ts[i] == C->f32 ? "f" : "r");
+    }
+    for (int i = 0; i < n; i++) sb_printf(&cons, ",%d", i);
+    sb_puts(&cons, ",~{memory}");
+    LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)n, 0), text, cons.data, vals, n, true);
+    for (int i = 0; i < n; i++) vals[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
+    sb_free(&cons);
+}
+
+/* One wgmma: d[0..nI/2) accumulate, a by descriptor (adesc) or registers
+ * (areg[4]), b by descriptor; trans_b for an N-major b. */
+static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef adesc, LLVMValueRef *areg,
+                   LLVMValueRef bdesc, bool trans_b) {
+    int nd = nI / 2, na = areg ? 4 : 1;
+    blk_strbuf text, cons;
+    sb_init(&text);
+    sb_init(&cons);
+    sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nI, t == DT_BF16 ? "bf16" : "f16",
+              t == DT_BF16 ? "bf16" : "f16");
+    for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=f", i ? "," : "");
+    if (areg) sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
+    else sb_printf(&text, "}, $%d, $%d, 1, 1, 1, 0, %d;", nd, nd + 1, trans_b);
+    for (int i = 0; i < na; i++) sb_puts(&cons, areg ? ",r" : ",l");
+    sb_puts(&cons, ",l");
+    for (int i = 0; i < nd; i++) sb_printf(&cons, ",%d", i);
+    int nargs = na + 1 + nd;
+    LLVMValueRef *args = ARENA_ARRAY(C->a, LLVMValueRef, nargs);
+    LLVMTypeRef *ts = ARENA_ARRAY(C->a, LLVMTypeRef, nd);
+    if (!args || !ts) { C->failed = true; goto out; }
+    for (int i = 0; i < na; i++) args[i] = areg ? areg[i] : adesc;
+    args[na] = bdesc;
+    for (int i = 0; i < nd; i++) args[na + 1 + i] = d[i], ts[i] = C->f32;
+    LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)nd, 0), text.data, cons.data, args,
+                                   nargs, true);
+    for (int i = 0; i < nd; i++) d[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
+out:
+    sb_free(&text);
+    sb_free(&cons);
+}
+
+static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv, cg_val *acc,
+                        const lay_layout *L) {
+    LLVMBuilderRef b = C->b;
+    ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
+    blk_dtype ta = (blk_dtype)a->type.dtype;
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1], e = stored_bytes(ta);
+    int Wm = L->wpc[0];
+
+    sm_tile ta_t, tb_t;
+    bool ares = p->areg || resident_tile(C, a, &ta_t), bres = resident_tile(C, bo, &tb_t);
+    if (!ares || !bres) {
+        int64_t abytes = ares ? 0 : (int64_t)M * K * e, bbytes = bres ? 0 : (int64_t)K * N * e;
+        LLVMValueRef base = cg_smem_aligned(C, in->loc, abytes + bbytes, 1024);
+        LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
+        if (!ares) tile_init_wg(&ta_t, base, M, K, e, 1, Wm);
+        if (!bres) {
+            if (p->bcv == 0) tile_init_wg(&tb_t, bbase, N, K, e, 0, 0);
+            else tile_init_wg(&tb_t, bbase, K, N, e, 1, 0);
+        }
+        cg_barrier(C);
+        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, false);
+        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, false);
+        fence_async_smem(C);
+        cg_barrier(C);
+    }
+
+    cg_lay_info li;
+    cg_lay_shape(L, 2, res->type.shape, &li);
+    int mt = li.n[0] / 2;                  /* m64 instructions per warpgroup */
+    int nI = N < 256 ? N : 256, nc = N / nI, steps = K / 16;
+    bool trans_b = tb_t.colv == 1;
+    LLVMValueRef grp = LLVMBuildLShr(b, C->warp, cg_const_i32(C, 2), ""); /* warpgroup (Wn = 1: warp = wm) */
+
+    /* a's fragments when from registers, for every (i, s) */
+    typedef LLVMValueRef afrag[4];
+    afrag *afr = NULL;
+    if (p->areg) {
+        afr = ARENA_ARRAY(C->a, afrag, mt * steps);
+        if (!afr) { C->failed = true; return; }
+        for (int i = 0; i < mt; i++)
+            for (int s = 0; s < steps; s++) a_fragment(C, av, a->type, i, s, afr[i * steps + s]);
+    }
+    int nacc = acc->n, npass = nacc + (p->areg ? 4 * mt * steps : 0);
+    LLVMValueRef *pass = ARENA_ARRAY(C->a, LLVMValueRef, npass > 0 ? npass : 1);
+    if (!pass) { C->failed = true; return; }
+    for (int r = 0; r < nacc; r++) pass[r] = acc->v[r];
+    for (int q = 0; q < npass - nacc; q++) pass[nacc + q] = afr[q / 4][q % 4];
+    wg_pass(C, "wgmma.fence.sync.aligned;", pass, npass);
+    for (int r = 0; r < nacc; r++) acc->v[r] = pass[r];
+    for (int q = 0; q < npass - nacc; q++) afr[q / 4][q % 4] = pass[nacc + q];
+
+    LLVMValueRef *d = ARENA_ARRAY(C->a, LLVMValueRef, nI / 2);
+    int *reg = ARENA_ARRAY(C->a, int, nI / 2);
+    if (!d || !reg) { C->failed = true; return; }
+    LLVMValueRef abase = p->areg ? NULL : tile_addr32(C, &ta_t, cg_const_i32(C, 0));
+    LLVMValueRef bbase32 = tile_addr32(C, &tb_t, cg_const_i32(C, 0));
+    for (int s = 0; s < steps; s++)
+        for (int i = 0; i < mt; i++)
+            for (int c = 0; c < nc; c++) {
+                int n0 = c * nI;
+                LLVMValueRef adesc = NULL;
+                if (!p->areg) {
+                    /* K panel s/4, 64-row block i*Wm/4 + grp, 32 bytes per k step within the row */
+                    LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
+                                                     cg_const_i32(C, 64 * 128), "");
+                    LLVMValueRef off = LLVMBuildAdd(b, row0, cg_const_i32(C, (s / 4) * M * 128 + (s % 4) * 32), "");
+                    adesc = wg_desc(C, LLVMBuildAdd(b, abase, off, ""), 16, 1024);
+                }
+                LLVMValueRef bdesc;
+                if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
+                    bdesc = wg_desc(C, LLVMBuildAdd(b, bbase32, cg_const_i32(C, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32), ""),
+                                    16, 1024);
+                else /* [K][N]: panel n0/64 (next panels LBO apart), rows 16s.. */
+                    bdesc = wg_desc(C, LLVMBuildAdd(b, bbase32, cg_const_i32(C, (n0 / 64) * K * 128 + s * 16 * 128), ""),
+                                    K * 128, 1024);
+                for (int j = 0; j < nI / 2; j++) {
+                    int k0 = 2 * i + ((j >> 1) & 1), k1 = 2 * (n0 / 8 + (j >> 2)) + (j & 1);
+                    reg[j] = cg_reg_of(&li, (int[]){k0, k1});
+                    d[j] = acc->v[reg[j]];
+                }
+                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b);
+                for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
+            }
+    cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
+    wg_pass(C, "wgmma.wait_group.sync.aligned 0;", acc->v, nacc);
+}
+
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
 
 static void lower_simt(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
@@ -689,6 +996,7 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
      * (layout.c's seeds make it so), else lay_for_dot's and a conversion */
     const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false);
     sm_tile unused;
+    wg_plan wp;
     cg_val av = {0}, bv = {0};
     if (!resident_tile(C, a, &unused)) av = cg_get(C, a, cg_lay(C, a));
     if (!resident_tile(C, bo, &unused)) bv = cg_get(C, bo, cg_lay(C, bo));
@@ -700,6 +1008,7 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
         if (!bv.set) bv = cg_get(C, bo, cg_lay(C, bo));
         lower_simt(C, in, av, bv, &acc, L);
     }
+    else if (wg_choose(C, in, &wp) && lay_eq(L, want)) lower_wgmma(C, in, &wp, av, bv, &acc, L);
     else lower_mma(C, in, av, bv, &acc, L);
     if (!lay_eq(L, want)) acc = cg_convert(C, in->loc, acc, res->type, want);
     cg_set(C, res, acc);

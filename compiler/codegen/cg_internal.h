@@ -96,6 +96,8 @@ LLVMValueRef cg_const_i32(cg_ctx *C, int64_t v);
 void cg_barrier(cg_ctx *C);
 /* Scratch shared memory of `bytes` (addrspace(3) pointer to its start). */
 LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes);
+/* cg_smem at an offset rounded up to `align` (a power of two) */
+LLVMValueRef cg_smem_aligned(cg_ctx *C, blk_loc loc, int64_t bytes, int align);
 void cg_region(cg_ctx *C, ir_region *r);
 void cg_region_inst(cg_ctx *C, ir_inst *in); /* lower one instruction */
 
@@ -154,7 +156,7 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop);
 bool cg_pipe_skip(cg_ctx *C, ir_inst *in);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */
-LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes);
+LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align);
 /* the scalar semantics of one ELEM op on register values */
 LLVMValueRef cg_elem_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef *ops);
 LLVMValueRef cg_cast_scalar(cg_ctx *C, blk_loc loc, blk_dtype from, blk_dtype to, LLVMValueRef x);

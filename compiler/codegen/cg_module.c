@@ -71,8 +71,10 @@ LLVMValueRef cg_call_extern(cg_ctx *C, const char *name, LLVMTypeRef ret, LLVMVa
 
 LLVMValueRef cg_inline_asm(cg_ctx *C, LLVMTypeRef ret, const char *text, const char *constraints,
                            LLVMValueRef *args, int nargs, bool side_effects) {
-    LLVMTypeRef pt[64];
-    for (int i = 0; i < nargs && i < 64; i++) pt[i] = LLVMTypeOf(args[i]);
+    /* wgmma's accumulators: up to 128 tied operands plus fragments */
+    LLVMTypeRef pt[512];
+    if (nargs > 512) { C->failed = true; nargs = 512; }
+    for (int i = 0; i < nargs; i++) pt[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret, pt, (unsigned)nargs, 0);
     LLVMValueRef fn = LLVMGetInlineAsm(fty, text, strlen(text), constraints, strlen(constraints), side_effects, 0,
                                        LLVMInlineAsmDialectATT, 0);
@@ -115,8 +117,21 @@ static LLVMValueRef smem_at(cg_ctx *C, blk_loc loc, int64_t at, int64_t bytes) {
 
 LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes) { return smem_at(C, loc, C->smem_reserved, bytes); }
 
-LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes) {
-    int64_t at = (C->smem_reserved + 127) / 128 * 128; /* 128-byte aligned: the swizzle's period */
+/* The dynamic array's own alignment is raised with the largest one asked
+ * for (wgmma's swizzled tiles need 1024), so offsets aligned within it are
+ * aligned addresses. */
+static int64_t align_at(cg_ctx *C, int64_t at, int align) {
+    LLVMValueRef g = smem_symbol(C);
+    if ((int)LLVMGetAlignment(g) < align) LLVMSetAlignment(g, (unsigned)align);
+    return (at + align - 1) / align * align;
+}
+
+LLVMValueRef cg_smem_aligned(cg_ctx *C, blk_loc loc, int64_t bytes, int align) {
+    return smem_at(C, loc, align_at(C, C->smem_reserved, align), bytes);
+}
+
+LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align) {
+    int64_t at = align_at(C, C->smem_reserved, align);
     LLVMValueRef p = smem_at(C, loc, at, bytes);
     C->smem_reserved = (int)(at + bytes);
     return p;

@@ -197,6 +197,11 @@ bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape) {
            lay_fits(l, rank, shape);
 }
 
+bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps) {
+    return (ab == DT_BF16 || ab == DT_F16) && acc == DT_F32 && num_warps % 4 == 0 && M % (16 * num_warps) == 0 &&
+           N % 16 == 0 && K % 16 == 0;
+}
+
 const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first) {
     int w[2] = {1, 1};
     int mt = M / 16 > 0 ? M / 16 : 1; /* m16 tiles: a warp needs at least one */
@@ -312,6 +317,7 @@ typedef struct {
     lay_table *t;
     const lay_layout **want;
     int max_vec_bytes;
+    bool wgmma;  /* the target has wgmma: dots it can take get rows first */
 } lay_ctx;
 
 static bool in_range(lay_ctx *L, const ir_value *v) { return v && v->id >= 0 && v->id < L->t->num_values; }
@@ -668,6 +674,10 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     case IR_DOT: {
         if (!res || res->type.rank != 2 || (in_range(L, res) && s->seeded[res->id])) return;
         bool rows = dot_rows_first(L, s->f, in);
+        const ir_type *at = &in->operands[0]->type;
+        if (L->wgmma && lay_wgmma_shape((blk_dtype)at->dtype, (blk_dtype)res->type.dtype, res->type.shape[0],
+                                        res->type.shape[1], at->shape[1], L->t->num_warps))
+            rows = true;
         if (s->phase == 2 || rows != (s->phase == 0)) return;
         const lay_layout *l = seeded_want(L, s, in->operands[2]);
         if (!l || !lay_is_mma_acc(l, 2, res->type.shape)) {
@@ -754,13 +764,13 @@ static void seed_dots(lay_ctx *L, ir_func *f) {
     }
 }
 
-lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes) {
+lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes, bool wgmma) {
     lay_table *t = ARENA_NEW(a, lay_table);
     if (!t) return NULL;
     t->num_values = ir_number_values(f);
     t->num_warps = f->num_warps > 0 ? f->num_warps : 4;
     t->lay = ARENA_ARRAY(a, const lay_layout *, t->num_values + 1);
-    lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes};
+    lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes, wgmma};
     if (!t->lay || !L.want) { t->num_values = 0; return t; }
     seed_dots(&L, f);
     back_region(&L, f->body);
@@ -799,7 +809,7 @@ void lay_dump_module(blk_strbuf *out, ir_module *m) {
         ax_spec *spec = ax_d16_spec(m->arena, f);
         if (!spec) return;
         ax_table *ax = ax_analyze(m->arena, f, spec);
-        lay_table *t = ax ? lay_assign(m->arena, f, ax, 16) : NULL;
+        lay_table *t = ax ? lay_assign(m->arena, f, ax, 16, false) : NULL;
         sb_printf(out, "// layouts @%s (num_warps=%d; pointer and integer arguments divisible by 16)\n", f->name,
                   t ? t->num_warps : 0);
         if (t) dump_region(out, t, f->body);

@@ -106,6 +106,12 @@ const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool ro
 /* Is l an accumulator layout of lay_for_dot's form in which every warp owns
  * whole m16 tiles of a block of this shape? */
 bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape);
+/* Can a dot of these shapes take Hopper's wgmma (cg_dot.c) when its
+ * accumulator has all warps along M? 16-bit operands, f32 accumulator,
+ * whole warpgroups, every warpgroup a multiple of 64 rows. On a target
+ * with wgmma, lay_assign then puts the accumulator's warps along M
+ * (rows first): wgmma's warps of one warpgroup split the rows. */
+bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps);
 /* "#blocked<spt=[4], tpw=[32], wpc=[4], order=[0]>" / "#slice<dim=0, #blocked<...>>" */
 void lay_print(blk_strbuf *out, const lay_layout *l);
 
@@ -122,7 +128,7 @@ typedef struct {
  * operand's layout differs from what its consumer needs, codegen converts
  * (through shared memory); the assignment chooses layouts backward from
  * memory accesses so that this is rare. */
-lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes);
+lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_bytes, bool wgmma);
 const lay_layout *lay_get(const lay_table *t, const ir_value *v);
 /* The layout a LOAD/STORE/ATOMIC wants for its pointer block of shape/type
  * ptr (from axisinfo): widest vector along the most contiguous dim. */

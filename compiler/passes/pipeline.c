@@ -82,7 +82,7 @@ bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt
     *out = (kernel_plan){0};
     int max_vec_bytes = tgt->max_vec_bytes;
     out->ax = ax_analyze(a, f, spec);
-    out->lt = out->ax ? lay_assign(a, f, out->ax, max_vec_bytes) : NULL;
+    out->lt = out->ax ? lay_assign(a, f, out->ax, max_vec_bytes, tgt_has(tgt, TGT_CAP_WGMMA)) : NULL;
     out->fuse = out->lt ? fuse_analyze(a, f, out->lt) : NULL;
     out->vec = out->fuse ? vec_analyze(a, f, out->ax, out->lt, max_vec_bytes) : NULL;
     out->pl = out->vec ? pl_analyze(a, f, out->lt, out->vec, tgt->smem_optin_max) : NULL;

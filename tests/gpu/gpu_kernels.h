@@ -64,9 +64,15 @@ static const gk_kernel gk_table[] = {
     /* ---- ../tests/gpu/dot.blk: dot on the tensor cores (cg_dot.c) ---- */
     {"../tests/gpu/dot.blk", "mm_bf16",
      "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k sa_m:=k sa_k:=1 sb_k:=n sb_n:=1", "cdiv(m,BM),cdiv(n,BN)", NULL,
-     {"", "BM=16 BN=16 BK=16", "BM=128 BN=128 BK=64", "BM=32 BN=256 BK=16"},
+     {"", "BM=16 BN=16 BK=16", "BM=128 BN=128 BK=64", "BM=32 BN=256 BK=16",
+      /* sm_90a: wgmma with one and two warpgroups, two m64 blocks per warpgroup, two K panels */
+      "BM=64 BN=128 BK=64", "BM=128 BN=256 BK=64 num_warps=8", "BM=256 BN=64 BK=128 num_warps=8"},
      {"m=64 n=64 k=32", "m=1 n=15 k=17", "m=127 n=129 k=100", "m=256 n=256 k=256", "m=300 n=200 k=48"},
      TOL_RED},
+    {"../tests/gpu/dot.blk", "mm_nt", "a:in(m*k) b:in(n*k) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
+     {"", "BM=128 BN=64 BK=128", "BM=128 BN=256 BK=64 num_warps=8", "BM=64 BN=32 BK=32"},
+     {"m=64 n=128 k=64", "m=3 n=5 k=7", "m=129 n=200 k=130", "m=256 n=512 k=256"},
+     TOL_BF16},
     {"../tests/gpu/dot.blk", "mm_bf16",  /* A stored [K][M] through the strides: registers along K, rows strided */
      "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k sa_m:=1 sa_k:=m sb_k:=1 sb_n:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
      {"", "BM=32 BN=64 BK=64"},
