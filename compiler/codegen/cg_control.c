@@ -155,6 +155,7 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMPositionBuilderAtEnd(b, exit.bb);
     cg_pipe_end(C, in);
     bind(C, in->results, in->num_results, &exit);
+    cg_pipe_results(C, in);
 }
 
 static void lower_while(cg_ctx *C, ir_inst *in) {

@@ -448,6 +448,58 @@ static int loop_stages(cg_ctx *C, ir_inst *loop) {
     return s;
 }
 
+static int uses_in(const ir_region *r, const ir_value *v) {
+    int n = 0;
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        for (int k = 0; k < i->num_operands; k++) n += i->operands[k] == v;
+        for (int k = 0; k < i->num_regions; k++) n += uses_in(i->regions[k], v);
+    }
+    return n;
+}
+
+/* The carried slot k of `loop` that dot accumulates into when it is
+ * acc = dot(a, b, acc) and nothing else in the body reads acc or the
+ * dot's result (matmul's main loop); else -1. */
+static int carried_acc(ir_inst *loop, ir_inst *dot) {
+    ir_region *body = loop->regions[0];
+    ir_inst *y = body->last;
+    if (dot->parent != body || !y || y->op != IR_YIELD) return -1;
+    ir_value *r = dot->results[0];
+    for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
+        if (y->operands[k] == r && dot->operands[2] == body->args.data[1 + k] && uses_in(body, r) == 1 &&
+            uses_in(body, body->args.data[1 + k]) == 1)
+            return k;
+    return -1;
+}
+
+/* Does this wgmma dot leave its group running into the next iteration
+ * (wait_group 1 instead of 0)? Its accumulator must be carried to itself
+ * only, both operands resident in the loop's shared memory (nothing stages
+ * into scratch while the group reads), and the loop's rings at least 3
+ * slots deep: a slot is refilled two iterations after it was read, since
+ * the group of iteration i-1 may still be reading when iteration i's
+ * copies are issued (wgmma_prefetch). */
+static bool wg_in_flight(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+    wg_plan p;
+    int cv;
+    if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p) || p.areg) return false;
+    for (int k = 0; k < 2; k++) {
+        const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
+        if (!e || e->loop != loop) return false;
+    }
+    return carried_acc(loop, dot) >= 0;
+}
+
+static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+        if (i->op == IR_DOT && wg_in_flight(C, loop, i)) return true;
+    return false;
+}
+
+/* How many tiles ahead the copies run: S - 1, or S - 2 when a wgmma group
+ * stays in flight across iterations. */
+static int prefetch(cg_ctx *C, ir_inst *loop) { return loop_stages(C, loop) - 1 - (loop_in_flight(C, loop) ? 1 : 0); }
+
 /* the RING loads of the loop, in body order */
 static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
     int n = 0;
@@ -497,8 +549,8 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         }
     }
     ir_inst *rings[16];
-    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop);
-    for (int j = 0; j + 1 < S && nr; j++) {
+    int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
+    for (int j = 0; j < P && nr; j++) {
         LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
         LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
         for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivj, cg_const_i32(C, j), go);
@@ -511,13 +563,14 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     if (!loop_has(C, loop) || C->failed) return;
     LLVMBuilderRef b = C->b;
     ir_inst *rings[16];
-    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop);
+    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop), P = prefetch(C, loop);
     if (!nr) return;
     struct cg_tile *t0 = tile_of(C, rings[0]->results[0]);
-    /* tile i is in: at most S-2 younger groups pending; the barrier makes
-     * every thread's copies visible and proves iteration i-1's readers of
-     * the slot refilled below are done */
-    async_wait(C, S - 2);
+    /* tile i is in: at most P-1 younger groups pending; the barrier makes
+     * every thread's copies visible and proves that the readers of the slot
+     * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
+     * i-1 may still run) are done */
+    async_wait(C, P - 1);
     /* cp.async writes through the generic proxy; wgmma reads through the
      * async proxy: each writer fences before the barrier */
     if (loop_has_wg(C, loop)) fence_async_smem(C);
@@ -525,9 +578,9 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
-    LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)(S - 1), 0), ""), "");
+    LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
     LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
-    LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, S - 1), ""), cg_const_i32(C, S), "");
+    LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
     for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivn, pslot, go);
     async_commit(C);
 }
@@ -543,6 +596,22 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
         C->smem_reserved = t->reserved_before;
         t->live = false;
         C->tiles[i] = NULL;
+    }
+}
+
+static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
+
+void cg_pipe_results(cg_ctx *C, ir_inst *loop) {
+    if (C->failed || !C->pl || !loop_has(C, loop) || !loop_in_flight(C, loop)) return;
+    /* the last groups of the in-flight dots complete before their
+     * accumulators leave the loop: wait_group 0 takes them as tied operands */
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_DOT || !wg_in_flight(C, loop, i)) continue;
+        ir_value *r = loop->results[carried_acc(loop, i)];
+        cg_val v = cg_get(C, r, cg_lay(C, r)), w = cg_new_val(C, v.n, v.lay);
+        for (int k = 0; k < v.n; k++) w.v[k] = v.v[k];
+        wg_pass(C, "wgmma.wait_group.sync.aligned 0;", w.v, w.n);
+        cg_set(C, r, w);
     }
 }
 
@@ -910,7 +979,9 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
                 for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
-    wg_pass(C, "wgmma.wait_group.sync.aligned 0;", acc->v, nacc);
+    ir_inst *loop = in->parent ? in->parent->parent : NULL;
+    wg_pass(C, wg_in_flight(C, loop, in) ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;",
+            acc->v, nacc);
 }
 
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */

@@ -152,6 +152,8 @@ bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step);
 void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv);
 void cg_pipe_end(cg_ctx *C, ir_inst *loop);
+/* after the loop's results are bound: complete wgmma groups left in flight */
+void cg_pipe_results(cg_ctx *C, ir_inst *loop);
 /* A load (or its trans) whose data a ring delivers: nothing to lower. */
 bool cg_pipe_skip(cg_ctx *C, ir_inst *in);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;

@@ -133,10 +133,50 @@ static int loop_bytes(pl_ctx *P, ir_inst *loop) {
     return total;
 }
 
+static bool is_entry(pl_ctx *P, const ir_value *v) {
+    return v && v->id >= 0 && v->id < P->t->num_values && P->t->e[v->id].kind != PL_NONE;
+}
+
+static void mark_operands(ir_region *body, ir_inst *in, bool *mark, int n) {
+    for (int k = 0; k < in->num_operands; k++) {
+        ir_value *v = in->operands[k];
+        if (!v->def || v->def->parent != body || v->id < 0 || v->id >= n || mark[v->id]) continue;
+        mark[v->id] = true;
+        mark_operands(body, v->def, mark, n);
+    }
+}
+
+/* Can anything in the loop's body ask for scratch shared memory while the
+ * rings are live? Not a body of ring loads (their address and mask
+ * arithmetic runs again in the copies' layout: pipeliner.h), their trans,
+ * dots whose operands are all resident, and scalar arithmetic: matmul's
+ * main loop. */
+static bool body_needs_scratch(pl_ctx *P, ir_region *r) {
+    int n = P->t->num_values;
+    bool *chain = ARENA_ARRAY(P->a, bool, n + 1);
+    if (!chain) return true;
+    for (ir_inst *in = r->first; in; in = in->next)
+        if (in->op == IR_LOAD && is_entry(P, in->results[0])) mark_operands(r, in, chain, n);
+    for (ir_inst *in = r->first; in; in = in->next) {
+        if (in->num_regions) return true;
+        if (!in->num_results || in->results[0]->type.rank == 0) continue;
+        if (in->results[0]->id >= 0 && in->results[0]->id < n && chain[in->results[0]->id]) continue;
+        if (in->op == IR_LOAD && is_entry(P, in->results[0])) continue;
+        if (in->op == IR_PERMUTE && is_entry(P, in->operands[0])) continue;
+        if (in->op == IR_DOT && (is_entry(P, in->operands[0]) || (in->operands[0]->def && in->operands[0]->def->op == IR_PERMUTE &&
+                                                                  is_entry(P, in->operands[0]->def->operands[0]))) &&
+            (is_entry(P, in->operands[1]) || (in->operands[1]->def && in->operands[1]->def->op == IR_PERMUTE &&
+                                              is_entry(P, in->operands[1]->def->operands[0]))))
+            continue;
+        return true;
+    }
+    return false;
+}
+
 /* One stage fewer at a time (down to 2), then no rings, then nothing, until
- * the loop fits. */
+ * the loop fits — with 48 KB left for the scratch users in the body. */
 static void fit(pl_ctx *P, ir_inst *loop) {
-    int room = P->smem_budget - 48 * 1024;
+    int room = P->smem_budget - (body_needs_scratch(P, loop->regions[0]) ? 48 * 1024 : 0);
     bool shrunk = true;
     while (loop_bytes(P, loop) > room && shrunk) {
         shrunk = false;

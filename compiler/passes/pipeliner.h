@@ -25,7 +25,8 @@
  *
  * Needs: lay and vec of the same function and variant.
  * Guarantees: the shared memory of every loop's rings and hoisted tiles,
- * plus 48 KB for the scratch users inside the loop, fits `smem_budget`
+ * plus 48 KB for the scratch users inside the loop (none in a loop of ring
+ * loads and dots on resident operands only), fits `smem_budget`
  * (stages are reduced to 2, then the loop is left alone). */
 #ifndef BLK_PIPELINER_H
 #define BLK_PIPELINER_H
