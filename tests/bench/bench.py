@@ -306,9 +306,9 @@ def specs(small=False):
             "attn_fwd%s" % ("_causal" if causal else ""), "attention fwd bf16%s" % (" causal" if causal else ""),
             "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 4 * Bz * H * N * D * 2,
             {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
-             "o": (shape, "bf16", "out")}, ["o"],
-            [("attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "seq", "scale"])],
-            lambda t: (t.o, t.q, t.k, t.v, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
+             "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
+            [("attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
+            lambda t: (t.o, t.q, t.k, t.v, t.lse, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
             ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
                 t.q.float(), t.k.float(), t.v.float(), is_causal=causal)},
             triton=lambda T, P, t, nsm: [

@@ -114,9 +114,15 @@ static const gk_kernel gk_table[] = {
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
      TOL_BF16},
     /* ---- fused_attn.blk, attn_variants.blk: attention on the tensor cores ---- */
-    {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) seq:=seq scale:=0.125",
+    {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
-     {"", "CAUSAL=1", "D=128", "D=128 CAUSAL=1 BM=128", "BM=16 BN=16 D=32"},
+     {"LSE=1", "CAUSAL=1 LSE=1", "D=128 LSE=1", "BM=16 BN=16 D=32 LSE=1"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
+     TOL_ATTN},
+    {"fused_attn.blk", "attn_fwd", /* LSE = false: lse is never touched */
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:in(1) seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", NULL,
+     {"", "D=128 CAUSAL=1 BM=128"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
     {"attn_variants.blk", "linear_attn", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) seq:=seq", "bh", NULL,

@@ -27,11 +27,12 @@ static void matmul(int M, int N, int K, int bm, int bn, int bk) {
 
 static void attention(int BH, int S, int causal) {
     const int D = 32;
-    const char *defs[] = {"D=32", "BM=16", "BN=16", causal ? "CAUSAL=true" : "CAUSAL=false", NULL};
+    const char *defs[] = {"D=32", "BM=16", "BN=16", causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", NULL};
     size_t n = (size_t)BH * S * D;
     float *qf = h_rand_f32(n, -1, 1), *kf = h_rand_f32(n, -1, 1), *vf = h_rand_f32(n, -1, 1);
     uint16_t *q = h_to_bf16(qf, n), *k = h_to_bf16(kf, n), *v = h_to_bf16(vf, n), *out = calloc(n, 2);
     float scale = 1.0f / sqrtf((float)D), *want = malloc(4 * n);
+    float *lse = malloc(4 * (size_t)BH * S), *lse_want = malloc(4 * (size_t)BH * S); /* logsumexp per row */
     double *p = malloc(sizeof(double) * (size_t)S);
     for (int bh = 0; bh < BH; bh++)
         for (int i = 0; i < S; i++) {
@@ -45,6 +46,7 @@ static void attention(int BH, int S, int causal) {
                 m = fmax(m, p[j]);
             }
             for (int j = 0; j < hi; j++) { p[j] = exp(p[j] - m); l += p[j]; }
+            lse_want[(size_t)bh * S + i] = (float)(m + log(l));
             for (int d = 0; d < D; d++) {
                 double o = 0;
                 for (int j = 0; j < hi; j++) o += p[j] * h_bf2f(v[((size_t)bh * S + j) * D + d]);
@@ -52,11 +54,14 @@ static void attention(int BH, int S, int causal) {
             }
         }
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd", defs);
-    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * n), BLK_PTR(v, 2 * n), BLK_INT(S), BLK_FLOAT(scale)};
-    if (h_run(c, "attn_fwd", h_cdiv(S, 16), (unsigned)BH, 1, args, 6) == 0)
+    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * n), BLK_PTR(v, 2 * n),
+                      BLK_PTR(lse, 4 * (size_t)BH * S), BLK_INT(S), BLK_FLOAT(scale)};
+    if (h_run(c, "attn_fwd", h_cdiv(S, 16), (unsigned)BH, 1, args, 7) == 0) {
         h_close_bf16(causal ? "attn_fwd causal" : "attn_fwd", out, want, n, 2e-2f, 1e-2f);
+        h_close(causal ? "attn_fwd causal lse" : "attn_fwd lse", lse, lse_want, (size_t)BH * S, 1e-5f, 1e-5f);
+    }
     blkc_free(c);
-    free(qf); free(kf); free(vf); free(q); free(k); free(v); free(out); free(want); free(p);
+    free(qf); free(kf); free(vf); free(q); free(k); free(v); free(out); free(want); free(p); free(lse); free(lse_want);
 }
 
 int main(int argc, char **argv) {
