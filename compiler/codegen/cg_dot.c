@@ -38,6 +38,7 @@
  *   i8          m16n8k32, s32 accumulate (wrapping); K padded with zeros
  *               to a multiple of 32
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -226,6 +227,7 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
 typedef struct {
     bool ok, areg;
     int acv, bcv;   /* stored colv, in a's / b's own dims */
+    char why[160];  /* when not ok: the reason (blkc -R) */
 } wg_plan;
 
 /* The pipeliner entry holding operand v (or the value v transposes) and
@@ -243,33 +245,48 @@ static const pl_entry *operand_entry(cg_ctx *C, ir_value *v, int *colv) {
 static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L);
 static int stored_colv(cg_val x, blk_dtype t, int kdim);
 
+static bool wg_no(wg_plan *p, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(p->why, sizeof p->why, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
 static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     *p = (wg_plan){0};
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
-    if (!tgt_has(C->tgt, TGT_CAP_WGMMA) || in->precision == IR_PREC_IEEE) return false;
-    blk_dtype ta = (blk_dtype)a->type.dtype;
+    if (!tgt_has(C->tgt, TGT_CAP_WGMMA)) return wg_no(p, "%s has no wgmma", C->tgt->arch);
+    if (in->precision == IR_PREC_IEEE) return wg_no(p, "input_precision = \"ieee\" runs without tensor cores");
+    blk_dtype ta = (blk_dtype)a->type.dtype, tr = (blk_dtype)res->type.dtype;
     int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
-    if ((blk_dtype)bo->type.dtype != ta || !lay_wgmma_shape(ta, (blk_dtype)res->type.dtype, M, N, K, C->num_warps))
-        return false;
+    if ((ta != DT_BF16 && ta != DT_F16) || (blk_dtype)bo->type.dtype != ta || tr != DT_F32)
+        return wg_no(p, "wgmma is used for bf16 and f16 inputs with an f32 accumulator (here %s x %s -> %s)",
+                     dtype_name(ta), dtype_name((blk_dtype)bo->type.dtype), dtype_name(tr));
+    if (!lay_wgmma_shape(ta, tr, M, N, K, C->num_warps))
+        return wg_no(p, "wgmma needs num_warps a multiple of 4 and M a multiple of 16 x num_warps (M = %d, %d warps)",
+                     M, C->num_warps);
     const lay_layout *L = cg_lay(C, res);
-    if (!lay_is_mma_acc(L, 2, res->type.shape) || L->wpc[1] != 1 || L->wpc[0] != C->num_warps) return false;
+    if (!lay_is_mma_acc(L, 2, res->type.shape) || L->wpc[1] != 1 || L->wpc[0] != C->num_warps)
+        return wg_no(p, "the accumulator's warps are not all along M (its layout comes from another dot)");
     int e = stored_bytes(ta);
     int cv;
     if (operand_entry(C, a, &cv)) {
-        if (cv != 1 || K * e % 128) return false;
+        if (cv != 1) return wg_no(p, "a is stored M-contiguous; wgmma reads a K-contiguous from shared memory");
+        if (K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
         p->acv = 1;
     } else if (a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
     else if (K * e % 128 == 0) p->acv = 1;
-    else return false;
+    else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
     int rb[2] = {K * e, N * e}; /* stored row bytes: K-major (colv 0) rows hold K, N-major rows N */
     if (operand_entry(C, bo, &cv)) {
-        if (rb[cv] % 128) return false;
+        if (rb[cv] % 128) return wg_no(p, "b's stored rows are %d bytes; the 128-byte swizzle needs a multiple of 128", rb[cv]);
         p->bcv = cv;
     } else {
         int want = stored_colv((cg_val){NULL, 0, cg_lay(C, bo), true}, ta, 0);
         if (rb[want] % 128 == 0) p->bcv = want;
         else if (rb[1 - want] % 128 == 0) p->bcv = 1 - want;
-        else return false;
+        else return wg_no(p, "b's rows are %d (K) or %d (N) bytes; the 128-byte swizzle needs a multiple of 128", rb[0], rb[1]);
     }
     p->ok = true;
     return true;
@@ -1046,6 +1063,30 @@ static void lower_simt(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc
     for (int r = 0; r < nr; r++) acc->v[r] = next[r];
 }
 
+/* blkc -R: the path each dot took in this entry, and on a wgmma target why
+ * not wgmma (-Rpass-missed: only those). */
+static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layout *L) {
+    if (!C->remarks) return;
+    const char *entry = C->entry ? C->entry : C->f->name;
+    int N = in->operands[1]->type.shape[1];
+    if (p->ok) {
+        if (!(C->remarks & CG_REMARKS)) return;
+        ir_inst *loop = in->parent ? in->parent->parent : NULL;
+        diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk16 on %d warpgroup%s, a from %s, b %s-major%s", entry,
+                    N < 256 ? N : 256, C->num_warps / 4, C->num_warps > 4 ? "s" : "",
+                    p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
+                    wg_in_flight(C, loop, in) ? ", its group kept in flight across iterations" : "");
+        return;
+    }
+    bool missed = tgt_has(C->tgt, TGT_CAP_WGMMA) && in->precision != IR_PREC_IEEE;
+    if (!(C->remarks & CG_REMARKS) && !missed) return;
+    if (in->precision == IR_PREC_IEEE && (blk_dtype)in->operands[0]->type.dtype == DT_F32)
+        diag_remark(C->diag, in->loc, "dot in %s: exact f32 fma per k (input_precision = \"ieee\"), no tensor cores", entry);
+    else
+        diag_remark(C->diag, in->loc, "dot in %s: mma.sync %s over %dx%d warps, not wgmma: %s", entry,
+                    mma_for((blk_dtype)in->operands[0]->type.dtype).mma + 17, L->wpc[0], L->wpc[1], p->why);
+}
+
 bool cg_dot(cg_ctx *C, ir_inst *in) {
     if (in->op != IR_DOT) return false;
     ir_value *a = in->operands[0], *bo = in->operands[1], *c = in->operands[2], *res = in->results[0];
@@ -1077,10 +1118,17 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
     if (ta == DT_F32 && in->precision == IR_PREC_IEEE) {
         if (!av.set) av = cg_get(C, a, cg_lay(C, a));
         if (!bv.set) bv = cg_get(C, bo, cg_lay(C, bo));
+        wg_choose(C, in, &wp);
+        remark_dot(C, in, &wp, L);
         lower_simt(C, in, av, bv, &acc, L);
     }
-    else if (wg_choose(C, in, &wp) && lay_eq(L, want)) lower_wgmma(C, in, &wp, av, bv, &acc, L);
-    else lower_mma(C, in, av, bv, &acc, L);
+    else if (wg_choose(C, in, &wp) && lay_eq(L, want)) {
+        remark_dot(C, in, &wp, L);
+        lower_wgmma(C, in, &wp, av, bv, &acc, L);
+    } else {
+        remark_dot(C, in, &wp, L);
+        lower_mma(C, in, av, bv, &acc, L);
+    }
     if (!lay_eq(L, want)) acc = cg_convert(C, in->loc, acc, res->type, want);
     cg_set(C, res, acc);
     return true;

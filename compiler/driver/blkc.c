@@ -71,8 +71,9 @@ static const blkc_option options[] = {
     {OPT_WERROR, "-Werror", NULL, NULL, "treat warnings as errors"},
     {OPT_LINEINFO, "-lineinfo", NULL, NULL, ".file/.loc line info in the PTX (Nsight Compute source view)"},
     {OPT_REMARKS, "-R|-Rpass-missed", NULL, NULL,
-     "remarks: each global access's width and what limited it (-Rpass-missed:\n"
-     "the narrower ones only)"},
+     "remarks: each global access's width and what limited it, each dot's\n"
+     "tensor-core path and why not wgmma (-Rpass-missed: the narrower accesses\n"
+     "and the dots that missed wgmma only)"},
     {OPT_MAX_ERRORS, "--max-errors", "N", NULL, "stop after N errors (default 20)"},
     {OPT_NO_VERIFY, "--no-verify", NULL, NULL, "do not run the IR verifier between passes"},
     {OPT_COMPLETION, "--completion", "SHELL", "bash", "print the completion script for SHELL (bash) and exit"},

@@ -1,7 +1,8 @@
 #!/bin/sh
 # ptxas.sh BLKC PTXAS FILE.blk — every kernel of FILE through the PTX backend
 # for sm_80 and sm_90a, each result assembled by ptxas: proves the PTX is
-# valid (not that it computes the right thing: that is tests/gpu).
+# valid (not that it computes the right thing: that is tests/gpu), and that
+# no wgmma was serialised (ptxas C75xx warnings fail).
 # Exit 77 (CTest: skipped) when ptxas is not installed.
 # A line "// PTXAS: KERNEL -D NAME=VALUE ..." in FILE adds a configuration of
 # KERNEL (compiled and assembled like the defaults); -lineinfo there is also
@@ -29,6 +30,12 @@ while read -r k defs; do
     # shellcheck disable=SC2086 # pflags: empty or one option
     if ! "$ptxas" $pflags -arch="$arch" "$tmp/$k.$arch.ptx" -o "$tmp/out.cubin" 2> "$tmp/perr" < /dev/null; then
       echo "FAIL: ptxas -arch=$arch on $k $defs"; cat "$tmp/perr"; fail=1; continue
+    fi
+    # wgmma serialised for lack of registers or because other code touched
+    # its accumulators (C7510/C7511/C7515...), setmaxnreg ignored (C7508):
+    # valid PTX, but the Hopper path it promises is gone — a failure
+    if grep -E "C75[0-9][0-9]|wgmma" "$tmp/perr" > /dev/null; then
+      echo "FAIL: ptxas -arch=$arch on $k $defs warns:"; cat "$tmp/perr"; fail=1; continue
     fi
     ok=$((ok + 1))
   done
