@@ -11,7 +11,7 @@
  * (cuDeviceCanAccessPeer), asked before enabling so that "no path" is its
  * own status with both GPUs named. Peer copies name both contexts
  * (cuMemcpyPeer*), so they are correct with or without peer access; the
- * driver picks the direct path when it is enabled.
+ * driver takes the direct path where there is one.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -118,9 +118,9 @@ blkrt_status blkrt_device_can_access_peer(blkrt_device *d, blkrt_device *peer, i
  * both GPUs, when there is no direct path between them. */
 blkrt_status blkrt_device_enable_peer_access(blkrt_device *d, blkrt_device *peer);
 /* Copy bytes from src (memory of src_dev) to dst (memory of dst_dev), two GPUs
- * or one. With peer access enabled from dst_dev to src_dev or back, the copy
- * goes directly over NVLink/PCIe; without, the driver stages it through host
- * memory: both give the same bytes, at different speeds. The async form is
+ * or one, whether or not peer access is enabled: the driver copies directly
+ * over NVLink/PCIe where it can and stages the bytes through host memory
+ * where the two GPUs have no direct path. The async form is
  * ordered on s, a stream of either device (NULL: src_dev's default stream);
  * work on the other device is not ordered with it (record an event, or
  * synchronise). */
@@ -284,9 +284,11 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
  * times every config on the launch's own arguments and keeps the fastest;
  * later launches of that key use it at once. Choices persist in the cache
  * directory (opts->cache_dir as for loads; "" = in memory only) in
- * "autotune-<hash>.txt", hash of device name, driver version, compiler
- * version, source, kernel and defines: a second process does not tune again,
- * and the file can be shipped. A file that does not parse is ignored and
+ * "autotune-<hash>.txt", hash of the device model (name and arch), driver
+ * version, compiler version, source, kernel and defines: a second process
+ * does not tune again, and the file can be shipped. GPUs of one model share
+ * the file (a key one tuned, another does not tune again; the file is read
+ * again before tuning and merged before saving), two models never do. A file that does not parse is ignored and
  * rewritten. BLK_AUTOTUNE_VERBOSE=1 prints each config's time to stderr (and
  * a progress line when stderr is a terminal); otherwise nothing is printed. */
 typedef struct blkrt_autotuner blkrt_autotuner;

@@ -14,11 +14,12 @@ with __cuda_array_interface__, a raw device address (int) or None (null);
 integer parameters take ints; float parameters take floats or ints. libblkrt
 checks kinds and ranges and every failure raises blk.Error with its message.
 
-Launches go to a blk.Stream or, with stream=None, to the legacy default stream
-(CUstream 0) — the stream PyTorch uses unless told otherwise, so blk launches
-and torch operations on the default stream are ordered with each other. A
-non-default torch.cuda.Stream (anything with .cuda_stream) is adopted by
-libblkrt (blkrt_stream_wrap) and launched on.
+Launches go to a blk.Stream or, with stream=None, to torch's current stream
+of the tensors' GPU (the legacy default stream, CUstream 0, unless inside
+`with torch.cuda.stream(s)`), or the legacy default stream when no torch
+tensor is passed — so blk launches and torch operations are ordered with each
+other. A non-default torch.cuda.Stream (anything with .cuda_stream) is adopted
+by libblkrt (blkrt_stream_wrap) and launched on.
 
 From source, on any device (libblk.so: the compiler is in the library):
 
