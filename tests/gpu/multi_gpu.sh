@@ -82,7 +82,7 @@ step() {
   echo "== $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -nrm), budget ${BUDGET}s"
   nvidia-smi -L
   nvidia-smi topo -m 2>/dev/null | head -12
-  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", ".".join(map(str, torch.cuda.nccl.version())), "gpus", torch.cuda.device_count())' 2>&1 | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "nccl", torch.cuda.nccl.version(), "gpus", torch.cuda.device_count())' 2>&1 | tail -1
   echo "libdevice: ${BLK_LIBDEVICE:-/usr/local/cuda/nvvm/libdevice/libdevice.10.bc}"
   [ -f "$B/MANIFEST" ] && head -2 "$B/MANIFEST"
 } 2>&1 | tee "$OUT/summary.txt"
