@@ -13,7 +13,10 @@
  * arguments named in restore_bytes are saved first and restored before each
  * run and before the real launch, which then uses the fastest config.
  *
- * Persistence: "autotune-<hash>.txt" in the cache directory:
+ * Persistence: "autotune-<hash>.txt" in the cache directory, the hash of the
+ * device model (name and arch, so sm), driver, compiler version, source,
+ * kernel and defines: tuners of two GPUs of one model share a file and each
+ * other's choices, GPUs of two models never do.
  *   blk-autotune-file v1 configs=N
  *   KEY<TAB>INDEX<TAB>CONFIG-TEXT
  * An entry counts only if its config text is still config INDEX's; a file
@@ -195,12 +198,16 @@ static void drop_choices(blkrt_autotuner *t) {
     t->nchoices = 0;
 }
 
-/* The file's choices; all or nothing (a line that does not fit: none). */
-static void load_file(blkrt_autotuner *t) {
+/* Add the file's choices for keys t has not chosen: all or nothing (a line
+ * that does not fit: none). Read at create, before tuning a new key and
+ * before saving, because a tuner of another GPU of the same model (in this
+ * process or another: torchrun starts one per GPU) shares the file. */
+static void merge_file(blkrt_autotuner *t) {
     FILE *f = t->path[0] ? fopen(t->path, "r") : NULL;
     if (!f) return;
     char line[8192], head[64];
     snprintf(head, sizeof head, "blk-autotune-file v1 configs=%d\n", t->ncfg);
+    int had = t->nchoices;
     bool ok = fgets(line, sizeof line, f) && strcmp(line, head) == 0;
     while (ok && fgets(line, sizeof line, f)) {
         char *tab1 = strchr(line, '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL, *nl = strchr(line, '\n');
@@ -208,18 +215,24 @@ static void load_file(blkrt_autotuner *t) {
         if (!tab1 || !tab2 || !nl) { ok = false; break; }
         *tab1 = *tab2 = *nl = 0;
         long idx = strtol(tab1 + 1, &end, 10);
-        ok = *end == 0 && end != tab1 + 1 && idx >= 0 && idx < t->ncfg && strcmp(tab2 + 1, t->cfg[idx].text) == 0 &&
-             add_choice(t, line, (int)idx);
+        ok = *end == 0 && end != tab1 + 1 && idx >= 0 && idx < t->ncfg && strcmp(tab2 + 1, t->cfg[idx].text) == 0;
+        bool known = false;
+        for (int i = 0; ok && i < had && !known; i++) known = strcmp(t->choices[i].key, line) == 0;
+        if (ok && !known) ok = add_choice(t, line, (int)idx);
     }
     fclose(f);
     if (!ok) {
-        drop_choices(t);
+        while (t->nchoices > had) free(t->choices[--t->nchoices].key);
         if (verbose()) fprintf(stderr, "blk autotune: %s does not parse: ignored (rewritten at the next choice)\n", t->path);
     }
 }
 
+/* The file's choices and t's (t's win). Two tuners saving at once may drop
+ * each other's newest entry: that costs a later tuning, never a wrong choice
+ * (each entry is checked against its config text when read). */
 static void save_file(blkrt_autotuner *t) {
     if (!t->path[0]) return;
+    merge_file(t);
     char tmp[4300];
     snprintf(tmp, sizeof tmp, "%s.XXXXXX", t->path);
     int fd = mkstemp(tmp);
@@ -322,7 +335,7 @@ blkrt_status blkrt_autotuner_create(blkrt_device *d, const char *source, size_t 
         return rt_err(st, "%s", msg);
     }
     file_path(t, source, len, opts, kernel, c->version);
-    load_file(t);
+    merge_file(t);
     atomic_fetch_add(&d->children, 1);
     *out = t;
     return BLKRT_OK;
@@ -508,6 +521,11 @@ blkrt_status blkrt_autotuner_launch(blkrt_autotuner *t, blkrt_grid_fn grid, void
     for (int i = 0; i < t->nchoices && chosen < 0; i++)
         if (strcmp(t->choices[i].key, key) == 0) chosen = t->choices[i].config;
     if (chosen < 0 && t->ncfg == 1) chosen = 0; /* nothing to choose from */
+    if (chosen < 0 && t->path[0]) { /* another GPU of this model may have tuned the key since */
+        merge_file(t);
+        for (int i = 0; i < t->nchoices && chosen < 0; i++)
+            if (strcmp(t->choices[i].key, key) == 0) chosen = t->choices[i].config;
+    }
     if (chosen < 0) {
         at_saved saved[64];
         memset(saved, 0, sizeof saved);

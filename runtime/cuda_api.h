@@ -51,6 +51,7 @@ enum {
     RT_CUDA_ERROR_INVALID_IMAGE = 200,
     RT_CUDA_ERROR_INVALID_CONTEXT = 201,
     RT_CUDA_ERROR_NO_BINARY_FOR_GPU = 209,
+    RT_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     RT_CUDA_ERROR_INVALID_PTX = 218,
     RT_CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
     RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
@@ -63,6 +64,9 @@ enum {
     RT_CUDA_ERROR_LAUNCH_TIMEOUT = 702,
     RT_CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
     RT_CUDA_ERROR_MISALIGNED_ADDRESS = 716,
+    RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+    RT_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+    RT_CUDA_ERROR_TOO_MANY_PEERS = 711,
     RT_CUDA_ERROR_LAUNCH_FAILED = 719,
     RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
     RT_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
@@ -119,6 +123,8 @@ enum {
     X(cuCtxPushCurrent, 4000, cuCtxPushCurrent_v2, (CUcontext ctx))                                     \
     X(cuCtxPopCurrent, 4000, cuCtxPopCurrent_v2, (CUcontext * ctx))                                     \
     X(cuCtxSynchronize, 2000, cuCtxSynchronize, (void))                                                 \
+    X(cuDeviceCanAccessPeer, 4000, cuDeviceCanAccessPeer, (int *can, CUdevice dev, CUdevice peer))      \
+    X(cuCtxEnablePeerAccess, 4000, cuCtxEnablePeerAccess, (CUcontext peer, unsigned int flags))         \
     X(cuMemAlloc, 3020, cuMemAlloc_v2, (CUdeviceptr * dptr, size_t bytes))                              \
     X(cuMemFree, 3020, cuMemFree_v2, (CUdeviceptr dptr))                                                \
     X(cuMemcpyHtoD, 3020, cuMemcpyHtoD_v2, (CUdeviceptr dst, const void *src, size_t bytes))            \
@@ -127,6 +133,10 @@ enum {
     X(cuMemcpyHtoDAsync, 3020, cuMemcpyHtoDAsync_v2, (CUdeviceptr dst, const void *src, size_t bytes, CUstream s)) \
     X(cuMemcpyDtoHAsync, 3020, cuMemcpyDtoHAsync_v2, (void *dst, CUdeviceptr src, size_t bytes, CUstream s)) \
     X(cuMemcpyDtoDAsync, 3020, cuMemcpyDtoDAsync_v2, (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream s)) \
+    X(cuMemcpyPeer, 4000, cuMemcpyPeer,                                                                 \
+      (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes))           \
+    X(cuMemcpyPeerAsync, 4000, cuMemcpyPeerAsync,                                                       \
+      (CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes, CUstream s)) \
     X(cuMemsetD8, 3020, cuMemsetD8_v2, (CUdeviceptr dst, unsigned char value, size_t n))                \
     X(cuMemsetD8Async, 3020, cuMemsetD8Async, (CUdeviceptr dst, unsigned char value, size_t n, CUstream s)) \
     X(cuModuleLoadDataEx, 2010, cuModuleLoadDataEx,                                                     \

@@ -6,6 +6,12 @@
  * call makes it current around itself (rt_ctx_enter/leave in rt.h), so any
  * number of devices can be used from any thread in one process. Properties
  * are read once at open; the launch checks read them without a lock.
+ *
+ * Peers: whether one GPU can reach another's memory is the driver's answer
+ * (cuDeviceCanAccessPeer), asked before enabling so that "no path" is its
+ * own status with both GPUs named. Peer copies name both contexts
+ * (cuMemcpyPeer*), so they are correct with or without peer access; the
+ * driver takes the direct path where there is one.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -161,4 +167,107 @@ blkrt_status blkrt_device_synchronize(blkrt_device *d) {
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuCtxSynchronize();
     rt_ctx_leave(d, &sc);
     return r ? rt_cu_err(r, "cuCtxSynchronize") : BLKRT_OK;
+}
+
+/* ---- peers ---- */
+
+/* Two GPU handles: what every peer call checks before the driver sees them. */
+static blkrt_status check_gpus(blkrt_device *a, blkrt_device *b, const char *fn) {
+    blkrt_status st = rt_check_device(a, fn);
+    if (!st) st = rt_check_device(b, fn);
+    if (st) return st;
+    if (a->kind != BLKRT_KIND_GPU || b->kind != BLKRT_KIND_GPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "%s: the CPU device has no peers (its memory is host memory: use "
+                      "blkrt_memcpy_htod / blkrt_memcpy_dtoh)", fn);
+    return BLKRT_OK;
+}
+
+static blkrt_status check_peers(blkrt_device *d, blkrt_device *peer, const char *fn) {
+    blkrt_status st = check_gpus(d, peer, fn);
+    if (!st && d->dev == peer->dev)
+        st = rt_err(BLKRT_ERR_INVALID_VALUE, "%s: both handles are GPU %d: a device is not its own peer", fn,
+                    d->info.ordinal);
+    return st;
+}
+
+blkrt_status blkrt_device_can_access_peer(blkrt_device *d, blkrt_device *peer, int *can) {
+    if (can) *can = 0;
+    blkrt_status st = check_peers(d, peer, "blkrt_device_can_access_peer");
+    if (st) return st;
+    if (!can) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_device_can_access_peer: can is NULL");
+    int v = 0;
+    CUresult r = d->cu->cuDeviceCanAccessPeer(&v, d->dev, peer->dev);
+    if (r) return rt_cu_err(r, "cuDeviceCanAccessPeer");
+    *can = v != 0;
+    return BLKRT_OK;
+}
+
+/* Asked first so that the common failure names both GPUs and what still
+ * works, rather than the driver's CUDA_ERROR_PEER_ACCESS_UNSUPPORTED. */
+blkrt_status blkrt_device_enable_peer_access(blkrt_device *d, blkrt_device *peer) {
+    const char *fn = "blkrt_device_enable_peer_access";
+    int can = 0;
+    blkrt_status st = blkrt_device_can_access_peer(d, peer, &can);
+    if (st) return st;
+    if (!can)
+        return rt_err(BLKRT_ERR_NO_PEER_ACCESS,
+                      "%s: GPU %d (%s) cannot access the memory of GPU %d (%s) directly: the driver reports no "
+                      "peer-to-peer path (NVLink or PCIe) between them; copies still work (blkrt_memcpy_peer "
+                      "stages them through host memory)",
+                      fn, d->info.ordinal, d->info.name, peer->info.ordinal, peer->info.name);
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS) r = d->cu->cuCtxEnablePeerAccess(peer->ctx, 0);
+    rt_ctx_leave(d, &sc);
+    if (r == RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return BLKRT_OK;
+    if (r) {
+        char what[96];
+        snprintf(what, sizeof what, "cuCtxEnablePeerAccess (GPU %d -> GPU %d)", d->info.ordinal, peer->info.ordinal);
+        return rt_cu_err(r, what);
+    }
+    return BLKRT_OK;
+}
+
+/* Copies between the memory of two GPUs (or one): the stream decides the
+ * context the copy is issued in. */
+static blkrt_status peer_copy(bool async, blkrt_device *dd, blkrt_ptr dst, blkrt_device *sd, blkrt_ptr src,
+                              size_t bytes, blkrt_stream *s) {
+    const char *fn = async ? "blkrt_memcpy_peer_async" : "blkrt_memcpy_peer";
+    blkrt_status st = check_gpus(dd, sd, fn);
+    if (st) return st;
+    blkrt_device *on = sd;
+    CUstream cs = NULL;
+    if (s) {
+        if (!RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a stream handle", fn);
+        if (s->dev->kind != BLKRT_KIND_GPU || (s->dev->dev != sd->dev && s->dev->dev != dd->dev))
+            return rt_err(BLKRT_ERR_INVALID_VALUE, "%s: the stream belongs to neither GPU %d nor GPU %d", fn,
+                          sd->info.ordinal, dd->info.ordinal);
+        on = s->dev;
+        cs = s->cu;
+    }
+    if (bytes == 0) return BLKRT_OK;
+    if (!dst || !src) return rt_err(BLKRT_ERR_INVALID_VALUE, "%s: %s address is 0", fn, dst ? "the source" : "the destination");
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(on, &sc);
+    if (r == RT_CUDA_SUCCESS)
+        r = async ? on->cu->cuMemcpyPeerAsync(dst, dd->ctx, src, sd->ctx, bytes, cs)
+                  : on->cu->cuMemcpyPeer(dst, dd->ctx, src, sd->ctx, bytes);
+    rt_ctx_leave(on, &sc);
+    if (r) {
+        char what[128];
+        snprintf(what, sizeof what, "%s (%zu bytes, GPU %d -> GPU %d)", async ? "cuMemcpyPeerAsync" : "cuMemcpyPeer",
+                 bytes, sd->info.ordinal, dd->info.ordinal);
+        return rt_cu_err(r, what);
+    }
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_memcpy_peer(blkrt_device *dst_dev, blkrt_ptr dst, blkrt_device *src_dev, blkrt_ptr src,
+                               size_t bytes) {
+    return peer_copy(false, dst_dev, dst, src_dev, src, bytes, NULL);
+}
+
+blkrt_status blkrt_memcpy_peer_async(blkrt_device *dst_dev, blkrt_ptr dst, blkrt_device *src_dev, blkrt_ptr src,
+                                     size_t bytes, blkrt_stream *s) {
+    return peer_copy(true, dst_dev, dst, src_dev, src, bytes, s);
 }

@@ -7,6 +7,17 @@
  * that need more than 48 KB of dynamic shared memory are opted in with
  * cuFuncSetAttribute — once, here. After loading, a module's kernels are
  * read-only, so launches from many threads need no lock.
+ *
+ * Several devices: a module is loaded on one device, as a CUmodule lives in
+ * one context, and launches stay lock-free because a kernel handle names
+ * exactly one CUfunction. blkrt_module_for_device makes the same kernels
+ * on another device from the module's origin (the PTX, cubin or source it
+ * was loaded from, kept with it) and keeps the copy in the module's list,
+ * so each device loads (and, from source, compiles for its own arch) once.
+ * The copy is an ordinary module of that device; only unloading goes
+ * through its root. Loading a copy explicitly rather than on the launch
+ * path keeps launches free of device lookups and the caller in control of
+ * where memory and time go.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +27,88 @@
 
 #define RT_JIT_LOG_SIZE 16384
 
+/* What a module was loaded from: owned copies of the bytes and options. */
+struct rt_origin {
+    enum { RT_FROM_PTX, RT_FROM_CUBIN, RT_FROM_SOURCE } kind;
+    char *data;                  /* PTX text (NUL-terminated), cubin image or .blk source */
+    size_t len;
+    char *meta;                  /* cubin: its blk-meta lines, or NULL */
+    char *path, *kernel, *cache_dir;
+    blkrt_define *defines;       /* source: the load's defines (names owned) */
+    int ndefines;
+};
+
+static void origin_free(rt_origin *o) {
+    if (!o) return;
+    free(o->data);
+    free(o->meta);
+    free(o->path);
+    free(o->kernel);
+    free(o->cache_dir);
+    for (int i = 0; i < o->ndefines; i++) free((char *)o->defines[i].name);
+    free(o->defines);
+    free(o);
+}
+
+static char *dup_opt(const char *s, bool *ok) {
+    char *r = s ? rt_strndup(s, strlen(s)) : NULL;
+    if (s && !r) *ok = false;
+    return r;
+}
+
+static blkrt_status keep(blkrt_module *m, rt_origin *o, bool ok) {
+    if (!ok) {
+        origin_free(o);
+        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    origin_free(m->origin);
+    m->origin = o;
+    return BLKRT_OK;
+}
+
+blkrt_status rt_module_keep_image(blkrt_module *m, bool cubin, char *data, size_t len, const char *meta) {
+    rt_origin *o = calloc(1, sizeof *o);
+    bool ok = o != NULL;
+    if (!o) {
+        free(data);
+        return keep(m, NULL, false);
+    }
+    o->kind = cubin ? RT_FROM_CUBIN : RT_FROM_PTX;
+    o->data = data;
+    o->len = len;
+    o->meta = dup_opt(meta, &ok);
+    return keep(m, o, ok);
+}
+
+blkrt_status rt_module_keep_source(blkrt_module *m, const char *source, size_t len, const blkrt_source_options *opts) {
+    rt_origin *o = calloc(1, sizeof *o);
+    bool ok = o && (o->data = malloc(len ? len : 1)) != NULL;
+    if (ok) {
+        o->kind = RT_FROM_SOURCE;
+        memcpy(o->data, source, len);
+        o->len = len;
+        o->path = dup_opt(opts->path, &ok);
+        o->kernel = dup_opt(opts->kernel, &ok);
+        o->cache_dir = dup_opt(opts->cache_dir, &ok);
+        o->defines = calloc((size_t)opts->ndefines + 1, sizeof *o->defines);
+        ok = ok && o->defines;
+        for (int i = 0; ok && i < opts->ndefines; i++) {
+            o->defines[i] = opts->defines[i];
+            o->defines[i].name = dup_opt(opts->defines[i].name, &ok);
+            if (ok) o->ndefines = i + 1;
+        }
+    }
+    return keep(m, o, ok);
+}
+
+/* Load o's image or source on d, through the public loaders. */
+static blkrt_status load_origin(const rt_origin *o, blkrt_device *d, blkrt_module **out) {
+    if (o->kind == RT_FROM_PTX) return blkrt_module_load_ptx(d, o->data, o->len, out);
+    if (o->kind == RT_FROM_CUBIN) return blkrt_module_load_cubin(d, o->data, o->len, o->meta, out);
+    blkrt_source_options opts = {o->path, o->defines, o->ndefines, o->kernel, o->cache_dir};
+    return blkrt_module_load_source(d, o->data, o->len, &opts, out);
+}
+
 blkrt_module *rt_module_new(blkrt_device *d) {
     blkrt_module *m = calloc(1, sizeof *m);
     if (!m) return NULL;
@@ -23,6 +116,7 @@ blkrt_module *rt_module_new(blkrt_device *d) {
     m->dev = d;
     pthread_mutex_init(&m->lock, NULL);
     pthread_mutex_init(&m->run_lock, NULL);
+    pthread_mutex_init(&m->copies_lock, NULL);
     return m;
 }
 
@@ -44,8 +138,10 @@ void rt_module_free(blkrt_module *m) {
     if (m->program && m->compiler && m->compiler->cpu_free) m->compiler->cpu_free(m->program);
     rt_meta_free(&m->meta);
     free(m->jit_log);
+    origin_free(m->origin);
     pthread_mutex_destroy(&m->lock);
     pthread_mutex_destroy(&m->run_lock);
+    pthread_mutex_destroy(&m->copies_lock);
     m->magic = RT_MAGIC_DEAD;
     free(m);
 }
@@ -237,7 +333,8 @@ blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len,
     }
     st = rt_meta_parse(text, len, &m->meta);
     if (st == BLKRT_OK) st = load_image(m, text, text);
-    free(text);
+    if (st == BLKRT_OK) st = rt_module_keep_image(m, false, text, len, NULL); /* for blkrt_module_for_device */
+    else free(text);
     return rt_module_finish_load(m, st, out);
 }
 
@@ -254,11 +351,16 @@ blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t 
     if (!m) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
     st = meta ? rt_meta_parse(meta, strlen(meta), &m->meta) : BLKRT_OK;
     if (st == BLKRT_OK) st = load_image(m, image, NULL);
+    char *copy = st == BLKRT_OK ? malloc(size) : NULL;
+    if (st == BLKRT_OK && !copy) st = rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (st == BLKRT_OK) {
+        memcpy(copy, image, size);
+        st = rt_module_keep_image(m, true, copy, size, meta);
+    }
     return rt_module_finish_load(m, st, out);
 }
 
-blkrt_status blkrt_module_unload(blkrt_module *m) {
-    if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_unload: not a module handle");
+static blkrt_status unload_one(blkrt_module *m) {
     blkrt_device *d = m->dev;
     if (m->lazy) {
         blkrt_status st = rt_lazy_unload(m);
@@ -273,6 +375,66 @@ blkrt_status blkrt_module_unload(blkrt_module *m) {
     }
     rt_module_free(m);
     atomic_fetch_sub(&d->children, 1);
+    return BLKRT_OK;
+}
+
+static const char *device_name(const blkrt_device *d, char *buf, size_t n) {
+    if (d->kind == BLKRT_KIND_CPU) snprintf(buf, n, "the CPU device");
+    else snprintf(buf, n, "GPU %d", d->info.ordinal);
+    return buf;
+}
+
+/* Copies first (each on its own device), then the module itself. */
+blkrt_status blkrt_module_unload(blkrt_module *m) {
+    if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_unload: not a module handle");
+    if (m->root) {
+        char a[32], b[32];
+        return rt_err(BLKRT_ERR_INVALID_VALUE,
+                      "blkrt_module_unload: this module on %s is the copy of a module on %s "
+                      "(blkrt_module_for_device): it is unloaded with that module",
+                      device_name(m->dev, a, sizeof a), device_name(m->root->dev, b, sizeof b));
+    }
+    blkrt_status st = BLKRT_OK;
+    pthread_mutex_lock(&m->copies_lock);
+    while (m->copies && st == BLKRT_OK) {
+        blkrt_module *c = m->copies, *next = c->next_copy;
+        if ((st = unload_one(c)) == BLKRT_OK) m->copies = next;
+    }
+    pthread_mutex_unlock(&m->copies_lock);
+    return st ? st : unload_one(m);
+}
+
+blkrt_status blkrt_module_for_device(blkrt_module *m, blkrt_device *d, blkrt_module **out) {
+    if (!RT_IS(m, RT_MAGIC_MODULE))
+        return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_for_device: not a module handle");
+    blkrt_status st = rt_check_device(d, "blkrt_module_for_device");
+    if (st) return st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_for_device: out is NULL");
+    *out = NULL;
+    blkrt_module *root = m->root ? m->root : m;
+    if (root->dev == d) {
+        *out = root;
+        return BLKRT_OK;
+    }
+    if (!root->origin)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_module_for_device: this module keeps nothing to load again");
+    pthread_mutex_lock(&root->copies_lock);
+    blkrt_module *c = root->copies;
+    while (c && c->dev != d) c = c->next_copy;
+    if (!c && (st = load_origin(root->origin, d, &c)) == BLKRT_OK) {
+        origin_free(c->origin); /* a copy asks its root */
+        c->origin = NULL;
+        c->root = root;
+        c->next_copy = root->copies;
+        root->copies = c;
+    }
+    pthread_mutex_unlock(&root->copies_lock);
+    if (st) {
+        char where[32], msg[RT_MSG_SIZE - 64];
+        snprintf(msg, sizeof msg, "%s", blkrt_last_error());
+        return rt_err(st, "blkrt_module_for_device: loading on %s: %s", device_name(d, where, sizeof where), msg);
+    }
+    *out = c;
     return BLKRT_OK;
 }
 

@@ -2,11 +2,13 @@
  *
  *   error.c      the per-thread message, status names, CUresult -> status
  *   driver.c     dlopen of libcuda, the dispatch table (cuda_api.h), init once
- *   device.c     devices, primary contexts, properties
+ *   device.c     devices, primary contexts, properties; peer access and
+ *                copies between GPUs
  *   memory.c     device memory and copies
  *   meta.c       blk-meta line parsing (meta.h)
  *   convert.c    argument conversion (ints, f64 -> f32/f16/bf16/f8 bits)
- *   module.c     loading PTX / cubin, kernels and their variants
+ *   module.c     loading PTX / cubin, kernels and their variants; copies of
+ *                a module on other devices
  *   source.c     loading .blk source through the compiler hook and the cache
  *   lazy.c       kernels from source on a GPU: one variant compiled per new
  *                argument key, at the launch that needs it
@@ -155,6 +157,7 @@ struct blkrt_kernel {
 };
 
 typedef struct rt_lazy rt_lazy;
+typedef struct rt_origin rt_origin;
 
 struct blkrt_module {
     uint32_t magic;
@@ -171,6 +174,12 @@ struct blkrt_module {
     void *program;
     pthread_mutex_t run_lock;    /* the interpreter program is not reentrant */
     rt_lazy *lazy;               /* GPU modules from source: how to compile variants (lazy.c) */
+    /* the same kernels on other devices (blkrt_module_for_device) */
+    rt_origin *origin;           /* what it was loaded from; NULL in copies (they ask their root) */
+    blkrt_module *root;          /* a copy: the module it copies; NULL otherwise */
+    pthread_mutex_t copies_lock; /* root: the copy list, and the loads that add to it */
+    blkrt_module *copies;        /* root: one per other device handle, newest first */
+    blkrt_module *next_copy;
 };
 
 /* Build the kernels of a loaded module from its parsed meta (GPU: looks up
@@ -185,6 +194,12 @@ blkrt_status rt_module_finish_load(blkrt_module *m, blkrt_status st, blkrt_modul
 /* cuModuleLoadDataEx of image with error and info logs (the caller's
  * context must be current). *info_log (malloc'd) is set either way. */
 blkrt_status rt_load_image(blkrt_device *d, const void *image, const char *ptx_text, CUmodule *out, char **info_log);
+/* Remember where m came from, for its copies on other devices: PTX text or
+ * a cubin image (with its blk-meta text or NULL), taking ownership of data;
+ * or .blk source and its options (copied). Replaces an earlier origin.
+ * BLKRT_ERR_OUT_OF_MEMORY (data freed) if the copy cannot be made. */
+blkrt_status rt_module_keep_image(blkrt_module *m, bool cubin, char *data, size_t len, const char *meta);
+blkrt_status rt_module_keep_source(blkrt_module *m, const char *source, size_t len, const blkrt_source_options *o);
 /* v's CUfunction in cu and its limits (the context must be current). */
 blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu, rt_variant *v);
 

@@ -120,6 +120,11 @@ blkrt_status blkrt_module_load_source(blkrt_device *d, const char *source, size_
         .kernel = opts->kernel,
         .arch = d->info.arch,
     };
-    if (d->kind == BLKRT_KIND_CPU) return rt_cpu_load_source(d, c, &req, out);
-    return load_gpu(d, c, &req, opts->cache_dir, out);
+    st = d->kind == BLKRT_KIND_CPU ? rt_cpu_load_source(d, c, &req, out) : load_gpu(d, c, &req, opts->cache_dir, out);
+    /* the source, not the PTX it became: a copy on another GPU compiles for its arch */
+    if (st == BLKRT_OK && (st = rt_module_keep_source(*out, source, len, opts)) != BLKRT_OK) {
+        blkrt_module_unload(*out);
+        *out = NULL;
+    }
+    return st;
 }

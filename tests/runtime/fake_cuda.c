@@ -37,6 +37,8 @@ struct CUctx_st {
 static struct CUctx_st ctxs[MAX_DEV];
 static int ndev = 2, driver_version = 13000;
 static bool initialised;
+/* peer topology (FAKE_CUDA_PEERS) and cuCtxEnablePeerAccess's effect */
+static bool can_peer[MAX_DEV][MAX_DEV], peer_on[MAX_DEV][MAX_DEV];
 
 static _Thread_local CUcontext ctx_stack[32];
 static _Thread_local int ctx_top;
@@ -76,6 +78,7 @@ static int nattr_sets;
 typedef struct {
     uintptr_t p;
     size_t n;
+    int device;            /* of the context current at cuMemAlloc */
 } alloc_rec;
 static alloc_rec *allocs;
 static int nallocs, cap_allocs;
@@ -190,6 +193,13 @@ EXPORT long fake_live_allocs(void) {
 }
 
 EXPORT int fake_ctx_depth(void) { return ctx_top; }
+
+EXPORT int fake_peer_enabled(int dev, int peer) {
+    LOCK();
+    int on = dev >= 0 && dev < MAX_DEV && peer >= 0 && peer < MAX_DEV && peer_on[dev][peer];
+    UNLOCK();
+    return on;
+}
 EXPORT int fake_proc_address_calls(void) { return getproc_calls; }
 
 /* ---- init, errors ---- */
@@ -208,6 +218,17 @@ EXPORT CUresult cuInit(unsigned int flags) {
     if (ndev < 0 || ndev > MAX_DEV) ndev = 2;
     driver_version = env_int("FAKE_CUDA_DRIVER_VERSION", 13000);
     for (int i = 0; i < MAX_DEV; i++) ctxs[i].device = i;
+    /* FAKE_CUDA_PEERS="0-1,2-3": the pairs with a peer path; unset: all */
+    const char *peers = getenv("FAKE_CUDA_PEERS");
+    for (int i = 0; i < MAX_DEV; i++)
+        for (int j = 0; j < MAX_DEV; j++) can_peer[i][j] = !peers && i != j, peer_on[i][j] = false;
+    for (const char *p = peers; p && *p;) {
+        int a = -1, b = -1, n = 0;
+        if (sscanf(p, "%d-%d%n", &a, &b, &n) == 2 && a >= 0 && b >= 0 && a < MAX_DEV && b < MAX_DEV && a != b)
+            can_peer[a][b] = can_peer[b][a] = true;
+        p += n ? n : 1;
+        while (*p == ',') p++;
+    }
     if (!launches) launches = calloc(LOG_CAP, sizeof(fake_launch));
     initialised = true;
     UNLOCK();
@@ -232,12 +253,14 @@ static const struct {
     {100, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
     {101, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
     {201, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+    {217, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED", "peer access is not supported between these two devices"},
     {218, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
     {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
     {400, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
     {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
@@ -279,12 +302,13 @@ EXPORT CUresult cuDeviceGet(CUdevice *d, int ordinal) {
     return RT_CUDA_SUCCESS;
 }
 
-/* Device 0 looks like an H200 (sm_90), the others like an A100 (sm_80). */
+/* Device 0 looks like an H200 (sm_90), the others like an A100 (sm_80);
+ * GPUs of one model have one name, as real ones do. */
 EXPORT CUresult cuDeviceGetName(char *name, int len, CUdevice d) {
     ENTER("cuDeviceGetName");
     NEED_INIT();
     if (d < 0 || d >= ndev) return RT_CUDA_ERROR_INVALID_DEVICE;
-    snprintf(name, (size_t)len, "Fake %s #%d", d == 0 ? "H200" : "A100", d);
+    snprintf(name, (size_t)len, "Fake %s", d == 0 ? "H200" : "A100");
     return RT_CUDA_SUCCESS;
 }
 
@@ -384,13 +408,40 @@ EXPORT CUresult cuCtxSynchronize(void) {
     return RT_CUDA_SUCCESS;
 }
 
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice d, CUdevice peer) {
+    ENTER("cuDeviceCanAccessPeer");
+    NEED_INIT();
+    if (!can) return RT_CUDA_ERROR_INVALID_VALUE;
+    if (d < 0 || d >= ndev || peer < 0 || peer >= ndev) return RT_CUDA_ERROR_INVALID_DEVICE;
+    *can = can_peer[d][peer];
+    return RT_CUDA_SUCCESS;
+}
+
+/* The current context gains access to peer's memory, as in the driver. */
+EXPORT CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+    ENTER("cuCtxEnablePeerAccess");
+    NEED_CTX();
+    if (flags != 0 || !peer || peer < &ctxs[0] || peer >= &ctxs[ndev]) return RT_CUDA_ERROR_INVALID_VALUE;
+    int a = current()->device, b = peer->device;
+    if (a == b) return RT_CUDA_ERROR_INVALID_DEVICE;
+    if (!can_peer[a][b]) return RT_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    LOCK();
+    bool was = peer_on[a][b];
+    peer_on[a][b] = true;
+    UNLOCK();
+    return was ? RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED : RT_CUDA_SUCCESS;
+}
+
 /* ---- memory ---- */
 /* The allocation containing [p, p + n) (lock held). */
-static bool in_alloc(uintptr_t p, size_t n) {
+static const alloc_rec *find_alloc(uintptr_t p, size_t n) {
     for (int i = 0; i < nallocs; i++)
-        if (p >= allocs[i].p && p - allocs[i].p <= allocs[i].n && n <= allocs[i].n - (p - allocs[i].p)) return true;
-    return false;
+        if (p >= allocs[i].p && p - allocs[i].p <= allocs[i].n && n <= allocs[i].n - (p - allocs[i].p))
+            return &allocs[i];
+    return NULL;
 }
+
+static bool in_alloc(uintptr_t p, size_t n) { return find_alloc(p, n) != NULL; }
 
 EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t n) {
     ENTER("cuMemAlloc_v2");
@@ -411,7 +462,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *out, size_t n) {
         cap_allocs = cap_allocs ? cap_allocs * 2 : 64;
         allocs = realloc(allocs, sizeof *allocs * (size_t)cap_allocs);
     }
-    allocs[nallocs++] = (alloc_rec){(uintptr_t)p, n};
+    allocs[nallocs++] = (alloc_rec){(uintptr_t)p, n, current()->device};
     alloc_bytes += n;
     UNLOCK();
     *out = (CUdeviceptr)(uintptr_t)p;
@@ -436,15 +487,19 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p) {
 
 static CUresult check_stream(CUstream s);
 
+/* Every copy and memset: no synchronous one while this thread captures, and
+ * an async one's stream in the current context. */
+static CUresult copy_rules(bool sync, CUstream s) {
+    if (sync && capturing_here) return RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return sync ? RT_CUDA_SUCCESS : check_stream(s);
+}
+
 static CUresult copy(const char *sym, CUdeviceptr dst, const void *hsrc, CUdeviceptr src, void *hdst, size_t n,
                      bool sync, CUstream s) {
     ENTER(sym);
     NEED_CTX();
-    if (sync && capturing_here) return RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (!sync) {
-        CUresult r = check_stream(s);
-        if (r) return r;
-    }
+    CUresult r = copy_rules(sync, s);
+    if (r) return r;
     LOCK();
     bool ok = (!dst || in_alloc(dst, n)) && (!src || in_alloc(src, n));
     UNLOCK();
@@ -469,14 +524,36 @@ EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUs
     return copy("cuMemcpyDtoDAsync_v2", d, NULL, s, NULL, n, false, st);
 }
 
+/* Each address must lie in memory of its context's device. */
+static CUresult peer_copy(const char *sym, CUdeviceptr dst, CUcontext dc, CUdeviceptr src, CUcontext sc, size_t n,
+                          bool sync, CUstream s) {
+    ENTER(sym);
+    NEED_CTX();
+    CUresult r = copy_rules(sync, s);
+    if (r) return r;
+    if (!dc || !sc || dc < &ctxs[0] || dc >= &ctxs[ndev] || sc < &ctxs[0] || sc >= &ctxs[ndev])
+        return RT_CUDA_ERROR_INVALID_CONTEXT;
+    LOCK();
+    const alloc_rec *d = find_alloc(dst, n), *a = find_alloc(src, n);
+    bool ok = d && a && d->device == dc->device && a->device == sc->device;
+    UNLOCK();
+    if (!ok) return RT_CUDA_ERROR_INVALID_VALUE;
+    memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+    return RT_CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n) {
+    return peer_copy("cuMemcpyPeer", d, dc, s, sc, n, true, NULL);
+}
+EXPORT CUresult cuMemcpyPeerAsync(CUdeviceptr d, CUcontext dc, CUdeviceptr s, CUcontext sc, size_t n, CUstream st) {
+    return peer_copy("cuMemcpyPeerAsync", d, dc, s, sc, n, false, st);
+}
+
 static CUresult memset8(const char *sym, CUdeviceptr d, unsigned char v, size_t n, bool sync, CUstream s) {
     ENTER(sym);
     NEED_CTX();
-    if (sync && capturing_here) return RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (!sync) {
-        CUresult r = check_stream(s);
-        if (r) return r;
-    }
+    CUresult r = copy_rules(sync, s);
+    if (r) return r;
     LOCK();
     bool ok = in_alloc(d, n);
     UNLOCK();

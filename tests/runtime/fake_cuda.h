@@ -18,7 +18,14 @@
  * Environment (read at cuInit): FAKE_CUDA_DEVICES (default 2),
  * FAKE_CUDA_INIT_ERROR (a CUresult for cuInit), FAKE_CUDA_NO_GETPROC=1
  * (no cuGetProcAddress_v2: the runtime must fall back to dlsym),
- * FAKE_CUDA_DRIVER_VERSION (default 13000).
+ * FAKE_CUDA_DRIVER_VERSION (default 13000), FAKE_CUDA_PEERS ("0-1,2-3": the
+ * pairs of devices with a peer-to-peer path; default every pair).
+ *
+ * Several devices: device 0 is named "Fake H200" (sm_90), the others "Fake
+ * A100" (sm_80). Each context is one device's; modules, streams and events
+ * belong to the context current when they were made, and launches, copies
+ * and syncs check it. Allocations remember their device: cuMemcpyPeer*
+ * checks each address against its context's device.
  */
 #ifndef FAKE_CUDA_H
 #define FAKE_CUDA_H
@@ -53,6 +60,7 @@ typedef struct {
     long (*live_allocs)(void);
     int (*ctx_depth)(void);                          /* this thread's context stack depth */
     int (*proc_address_calls)(void);                 /* cuGetProcAddress_v2 lookups (since load) */
+    int (*peer_enabled)(int dev, int peer);          /* 1: cuCtxEnablePeerAccess from dev's context to peer's */
 } fake_api;
 
 /* dlopen the fake the runtime uses and fill *f. 0 on success. */
@@ -71,9 +79,10 @@ static inline int fake_api_load(fake_api *f) {
     FAKE_SYM(live_allocs);
     FAKE_SYM(ctx_depth);
     FAKE_SYM(proc_address_calls);
+    FAKE_SYM(peer_enabled);
 #undef FAKE_SYM
     return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
-                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls
+                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->peer_enabled
                ? 0
                : -1;
 }

@@ -25,13 +25,13 @@ static void devices(void) {
     OK(blkrt_device_get_info(d0, &i0));
     OK(blkrt_device_get_info(d1, &i1));
     CHECK(i0.kind == BLKRT_KIND_GPU && i0.ordinal == 0, "kind/ordinal");
-    CHECK(strcmp(i0.name, "Fake H200 #0") == 0 && i0.sm == 90 && strcmp(i0.arch, "sm_90a") == 0, "device 0: %s sm %d %s",
+    CHECK(strcmp(i0.name, "Fake H200") == 0 && i0.sm == 90 && strcmp(i0.arch, "sm_90a") == 0, "device 0: %s sm %d %s",
           i0.name, i0.sm, i0.arch);
     CHECK(i0.sm_count == 132 && i0.max_threads_per_block == 1024 && i0.warp_size == 32, "device 0 limits");
     CHECK(i0.max_grid[0] == 2147483647u && i0.max_grid[1] == 65535 && i0.max_grid[2] == 65535, "grid limits");
     CHECK(i0.max_shared_per_block == 49152 && i0.max_shared_optin == 232448, "shared limits");
     CHECK(i0.total_memory == (size_t)1 << 32 && i0.driver_version == 13000, "memory, driver version");
-    CHECK(strcmp(i1.name, "Fake A100 #1") == 0 && i1.sm == 80 && strcmp(i1.arch, "sm_80") == 0 &&
+    CHECK(strcmp(i1.name, "Fake A100") == 0 && i1.sm == 80 && strcmp(i1.arch, "sm_80") == 0 &&
               i1.max_shared_optin == 166912 && i1.sm_count == 108,
           "device 1: %s sm %d %s", i1.name, i1.sm, i1.arch);
 

@@ -55,6 +55,7 @@ typedef enum {
     BLKRT_ERR_UNSUPPORTED,     /* not available on this device kind */
     BLKRT_ERR_IO,              /* cache or file access failed */
     BLKRT_ERR_DRIVER,          /* another driver error: the message names the call and the CUresult */
+    BLKRT_ERR_NO_PEER_ACCESS,  /* two GPUs cannot access each other's memory directly (no NVLink / PCIe P2P path) */
 } blkrt_status;
 
 const char *blkrt_status_name(blkrt_status s);  /* "BLKRT_ERR_JIT", ... */
@@ -99,6 +100,34 @@ blkrt_status blkrt_device_open(int ordinal, blkrt_device **out);
 blkrt_status blkrt_device_close(blkrt_device *d);
 blkrt_status blkrt_device_get_info(blkrt_device *d, blkrt_device_info *out);
 blkrt_status blkrt_device_synchronize(blkrt_device *d);
+
+/* ---- several GPUs ----
+ * Any number of devices can be open at once and used from any thread: one
+ * thread launching on several devices, or one thread per device. Each call
+ * makes its device's context current around itself and restores the
+ * caller's. Memory, streams and modules belong to one device; copies and
+ * peer access cross devices explicitly. */
+
+/* *can = 1 when kernels on d can read and write peer's memory directly
+ * (NVLink or PCIe peer-to-peer: cuDeviceCanAccessPeer), else 0. d and peer
+ * are GPUs with different ordinals. */
+blkrt_status blkrt_device_can_access_peer(blkrt_device *d, blkrt_device *peer, int *can);
+/* Let kernels running on d dereference peer's memory (one direction: call it
+ * both ways for both; process-wide, as it is a property of the two primary
+ * contexts). Enabling it again is a no-op. BLKRT_ERR_NO_PEER_ACCESS, naming
+ * both GPUs, when there is no direct path between them. */
+blkrt_status blkrt_device_enable_peer_access(blkrt_device *d, blkrt_device *peer);
+/* Copy bytes from src (memory of src_dev) to dst (memory of dst_dev), two GPUs
+ * or one, whether or not peer access is enabled: the driver copies directly
+ * over NVLink/PCIe where it can and stages the bytes through host memory
+ * where the two GPUs have no direct path. The async form is
+ * ordered on s, a stream of either device (NULL: src_dev's default stream);
+ * work on the other device is not ordered with it (record an event, or
+ * synchronise). */
+blkrt_status blkrt_memcpy_peer(blkrt_device *dst_dev, blkrt_ptr dst, blkrt_device *src_dev, blkrt_ptr src,
+                               size_t bytes);
+blkrt_status blkrt_memcpy_peer_async(blkrt_device *dst_dev, blkrt_ptr dst, blkrt_device *src_dev, blkrt_ptr src,
+                                     size_t bytes, blkrt_stream *s);
 
 /* ---- memory ---- */
 blkrt_status blkrt_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out);
@@ -171,6 +200,13 @@ typedef struct {
 blkrt_status blkrt_module_load_source(blkrt_device *d, const char *source, size_t len,
                                       const blkrt_source_options *opts, blkrt_module **out);
 blkrt_status blkrt_module_unload(blkrt_module *m);
+/* The same kernels on device d: m's image (PTX, cubin, or .blk source with
+ * its options, compiled for d's arch) is loaded on d by the first call for
+ * d and kept with m; later calls return that copy at once (d == m's device:
+ * m itself; m may be a copy too). A copy is unloaded with m —
+ * blkrt_module_unload refuses it — and holds d open until then. Safe from
+ * several threads: each device gets one copy. */
+blkrt_status blkrt_module_for_device(blkrt_module *m, blkrt_device *d, blkrt_module **out);
 /* The driver's JIT info log of the load (ptxas register/spill lines; "" if none). */
 blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log);
 
@@ -248,9 +284,11 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
  * times every config on the launch's own arguments and keeps the fastest;
  * later launches of that key use it at once. Choices persist in the cache
  * directory (opts->cache_dir as for loads; "" = in memory only) in
- * "autotune-<hash>.txt", hash of device name, driver version, compiler
- * version, source, kernel and defines: a second process does not tune again,
- * and the file can be shipped. A file that does not parse is ignored and
+ * "autotune-<hash>.txt", hash of the device model (name and arch), driver
+ * version, compiler version, source, kernel and defines: a second process
+ * does not tune again, and the file can be shipped. GPUs of one model share
+ * the file (a key one tuned, another does not tune again; the file is read
+ * again before tuning and merged before saving), two models never do. A file that does not parse is ignored and
  * rewritten. BLK_AUTOTUNE_VERBOSE=1 prints each config's time to stderr (and
  * a progress line when stderr is a terminal); otherwise nothing is printed. */
 typedef struct blkrt_autotuner blkrt_autotuner;

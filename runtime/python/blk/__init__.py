@@ -14,11 +14,12 @@ with __cuda_array_interface__, a raw device address (int) or None (null);
 integer parameters take ints; float parameters take floats or ints. libblkrt
 checks kinds and ranges and every failure raises blk.Error with its message.
 
-Launches go to a blk.Stream or, with stream=None, to the legacy default stream
-(CUstream 0) — the stream PyTorch uses unless told otherwise, so blk launches
-and torch operations on the default stream are ordered with each other. A
-non-default torch.cuda.Stream (anything with .cuda_stream) is adopted by
-libblkrt (blkrt_stream_wrap) and launched on.
+Launches go to a blk.Stream or, with stream=None, to torch's current stream
+of the tensors' GPU (the legacy default stream, CUstream 0, unless inside
+`with torch.cuda.stream(s)`), or the legacy default stream when no torch
+tensor is passed — so blk launches and torch operations are ordered with each
+other. A non-default torch.cuda.Stream (anything with .cuda_stream) is adopted
+by libblkrt (blkrt_stream_wrap) and launched on.
 
 From source, on any device (libblk.so: the compiler is in the library):
 
@@ -31,6 +32,11 @@ objects (array.array, bytearray), blk.Buffer; CUDA tensors are copied to the
 host and back around the launch, so BLK_DEVICE=cpu runs a CUDA script
 unchanged on the interpreter (like TRITON_INTERPRET=1).
 
+Several GPUs: a kernel launched on tensors of cuda:N runs on GPU N, whatever
+device its module was loaded on (the module is loaded there once, from source
+compiled for that GPU's arch), on torch's current stream of that device when
+no stream is given; Device() is torch's current device when torch is in use.
+
 The library is found through $BLK_LIBBLKRT, then next to this package (the
 wheel bundles libblk.so), then in the repository's build*/runtime/
 directories, then the system search path; libblk.so before libblkrt.so.
@@ -40,6 +46,8 @@ import operator
 import os
 import re
 import struct
+import sys
+import threading
 import weakref
 from collections import namedtuple
 
@@ -49,11 +57,11 @@ from ._ffi import (BLKRT_OK, BLKRT_ERR_NO_DRIVER, BLKRT_ERR_NO_DEVICE, BLKRT_ERR
                    BLKRT_ERR_INVALID_VALUE, BLKRT_ERR_INVALID_LAUNCH, BLKRT_ERR_META, BLKRT_ERR_NOT_FOUND,
                    BLKRT_ERR_JIT, BLKRT_ERR_PTX_VERSION, BLKRT_ERR_OUT_OF_MEMORY, BLKRT_ERR_NO_COMPILER,
                    BLKRT_ERR_COMPILE, BLKRT_ERR_LAUNCH_FAILED, BLKRT_ERR_UNSUPPORTED, BLKRT_ERR_IO,
-                   BLKRT_ERR_DRIVER)
+                   BLKRT_ERR_DRIVER, BLKRT_ERR_NO_PEER_ACCESS)
 
 __all__ = list(STATUS_NAMES) + ["Error", "Device", "Module", "Kernel", "Buffer", "Stream", "Event", "Graph", "Param",
            "Autotuner",
-           "device_count", "version", "cdiv", "library_path", "has_compiler", "stdlib", "STATUS_NAMES",
+           "device_count", "gpu", "version", "cdiv", "library_path", "has_compiler", "stdlib", "STATUS_NAMES",
            "DEVICE_CPU"]
 
 __version__ = "0.1.0"
@@ -148,13 +156,40 @@ DeviceInfo = namedtuple("DeviceInfo", "kind ordinal name sm arch sm_count warp_s
 
 
 def _default_ordinal():
-    """BLK_DEVICE: "cpu" (the interpreter), or a GPU ordinal; default 0."""
+    """BLK_DEVICE: "cpu" (the interpreter), or a GPU ordinal; without it
+    torch's current device when torch is loaded and sees a GPU (in a
+    torch.distributed process: the one it set), else 0."""
     env = os.environ.get("BLK_DEVICE", "").strip().lower()
     if env == "cpu":
         return DEVICE_CPU
     if env.startswith("cuda:"):
         env = env[5:]
-    return int(env) if env.isdigit() else 0
+    if env.isdigit():
+        return int(env)
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_available():
+            return torch.cuda.current_device()
+    except Exception:  # a torch without CUDA support, or a broken one: not ours to report
+        pass
+    return 0
+
+
+_gpus = {}
+_gpus_lock = threading.Lock()
+
+
+def gpu(ordinal):
+    """The process's shared blk.Device of GPU `ordinal`, opened on first use
+    and kept: where kernels go for tensors of cuda:N that their own module's
+    device is not (Module.for_device)."""
+    d = _gpus.get(ordinal)
+    if d is None:
+        with _gpus_lock:
+            d = _gpus.get(ordinal)
+            if d is None:
+                d = _gpus[ordinal] = Device(ordinal)
+    return d
 
 
 class Device(_Handle):
@@ -192,6 +227,19 @@ class Device(_Handle):
 
     def synchronize(self):
         _ffi.check(_ffi.lib().blkrt_device_synchronize(self._handle))
+
+    def can_access_peer(self, other):
+        """True when kernels on this GPU can read and write `other`'s memory
+        directly (NVLink or PCIe peer-to-peer)."""
+        can = ctypes.c_int()
+        _ffi.check(_ffi.lib().blkrt_device_can_access_peer(self._handle, other._handle, ctypes.byref(can)))
+        return bool(can.value)
+
+    def enable_peer_access(self, other):
+        """Let kernels on this GPU dereference `other`'s memory (one direction;
+        again is a no-op). blk.Error BLKRT_ERR_NO_PEER_ACCESS where the two
+        cannot reach each other."""
+        _ffi.check(_ffi.lib().blkrt_device_enable_peer_access(self._handle, other._handle))
 
     def close(self):
         for st in list(self._foreign.values()):
@@ -347,12 +395,22 @@ class Buffer(_Handle):
         return self
 
     def copy_from(self, src, nbytes=None, stream=None):
-        """Device-to-device copy from another Buffer / pointer-like object."""
+        """Device-to-device copy from another Buffer / pointer-like object; a
+        Buffer of another GPU is copied peer to peer (stream: of either GPU)."""
         n = self.nbytes if nbytes is None else int(nbytes)
         self._check_size(n, "a copy")
         sp = _pointer_value(src)
         if sp is None or not 0 <= sp < (1 << 64):
             raise Error(BLKRT_ERR_INVALID_VALUE, "copy_from: %r is not a device address" % (src,))
+        sd = src.device if isinstance(src, Buffer) else self.device
+        if sd.info.ordinal != self.device.info.ordinal and not (sd.is_cpu or self.device.is_cpu):
+            # another GPU's memory: a peer copy (direct with peer access, else through the host)
+            if stream is None:
+                _ffi.check(_ffi.lib().blkrt_memcpy_peer(self.device._handle, self._handle, sd._handle, sp, n))
+            else:
+                _ffi.check(_ffi.lib().blkrt_memcpy_peer_async(self.device._handle, self._handle, sd._handle, sp, n,
+                                                              _stream_handle(stream, self.device)))
+            return self
         if stream is None:
             _ffi.check(_ffi.lib().blkrt_memcpy_dtod(self.device._handle, self._handle, sp, n))
         else:
@@ -469,7 +527,71 @@ def _stream_handle(stream, device=None):
                     % (stream,))
     if device.is_cpu:
         return None
+    on = getattr(getattr(stream, "device", None), "index", None)  # a torch.cuda.Stream knows its device
+    if isinstance(on, int) and on != device.info.ordinal:
+        raise Error(BLKRT_ERR_INVALID_VALUE, "the stream %r is on cuda:%d, the launch on GPU %d" % (
+            stream, on, device.info.ordinal))
     return device._adopt(raw)
+
+
+_raw_stream = None
+
+
+def _torch_stream(ordinal):
+    """torch's current CUstream of GPU `ordinal` as an int (0: the legacy
+    default stream), through the call Triton uses when torch has it."""
+    global _raw_stream
+    if _raw_stream is None:
+        torch = sys.modules.get("torch")
+        if torch is None:
+            return 0
+        f = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+        _raw_stream = f if f is not None else (lambda i: torch.cuda.current_stream(i).cuda_stream)
+    return _raw_stream(ordinal)
+
+
+def _arg_device(args, ptrs):
+    """(GPU ordinal, is torch) of the first pointer argument that says where
+    it lives: a torch CUDA tensor (get_device), a GPU blk.Buffer, a DLPack
+    producer on CUDA (CuPy); (None, False) when none does (ints, host memory,
+    __cuda_array_interface__ alone)."""
+    n = len(args)
+    for i in ptrs:
+        if i >= n:
+            break
+        a = args[i]
+        gd = getattr(a, "get_device", None)
+        if gd is not None:
+            d = gd()  # torch: -1 for a CPU tensor
+            if isinstance(d, int) and d >= 0:
+                return d, True
+            continue
+        if type(a) is Buffer:
+            if not a.device.is_cpu:
+                return a.device.info.ordinal, False
+            continue
+        dd = getattr(a, "__dlpack_device__", None)
+        if dd is not None:
+            try:
+                t, d = dd()
+            except Exception:
+                continue
+            if t in (_DL_CUDA, _DL_CUDA_MANAGED):
+                return int(d), False
+    return None, False
+
+
+def _launch_stream(stream, device, torch_arg):
+    """The blkrt stream of a launch on `device`: the given one, else torch's
+    current stream of that device when a torch tensor chose it, else the
+    legacy default stream (NULL)."""
+    if stream is not None:
+        return _stream_handle(stream, device)
+    if torch_arg:
+        raw = _torch_stream(device.info.ordinal)
+        if raw:
+            return device._adopt(raw)
+    return None
 
 
 # ---------------------------------------------------------------- modules and kernels
@@ -498,13 +620,51 @@ def _meta_consts(text):
 
 
 class Module(_Handle):
-    """Loaded kernels (PTX, cubin or source) on one device."""
+    """Loaded kernels (PTX, cubin or source) on one device; for_device(d)
+    gives the same kernels on another."""
 
-    def __init__(self, device, handle, text):
+    def __init__(self, device, handle, text, root=None):
         self.device = device
-        self._own(handle, "blkrt_module_unload")
+        self._root = root
+        if root is None:
+            self._own(handle, "blkrt_module_unload")
+        else:  # a copy on another device: libblkrt unloads it with its root, which it keeps alive
+            self._handle = handle
+        self._text = text
         self._consts = _meta_consts(text) if text else {}
         self._kernels = {}
+        self._copies = {}  # root: GPU ordinal (or "cpu") -> Module
+
+    def for_device(self, device):
+        """This module's kernels on `device` (a blk.Device or a GPU ordinal):
+        loaded there by the first call (source compiled for that GPU's arch)
+        and kept; the module's own device gives the module."""
+        root = self._root or self
+        if isinstance(device, int):
+            device = gpu(device)
+        key = "cpu" if device.is_cpu else device.info.ordinal
+        if key == ("cpu" if root.device.is_cpu else root.device.info.ordinal):
+            return root
+        m = root._copies.get(key)
+        if m is None:
+            if root._handle is None:
+                root._closed()
+            h = ctypes.c_void_p()
+            _ffi.check(_ffi.lib().blkrt_module_for_device(root._handle, device._handle, ctypes.byref(h)))
+            m = root._copies[key] = Module(device, h.value, root._text, root=root)
+        return m
+
+    def close(self):
+        """Unload the module and its copies on other devices (a copy itself
+        is unloaded with the module it copies: closing it only forgets it)."""
+        if self._root is not None:
+            self._root._copies = {k: c for k, c in self._root._copies.items() if c is not self}
+            self._handle = None
+            return
+        for c in self._copies.values():
+            c._handle = None
+        self._copies.clear()
+        _Handle.close(self)
 
     @property
     def jit_log(self):
@@ -724,6 +884,15 @@ class Kernel:
                               if p.type.startswith("*") else None for p in self.params)
         self._struct = _struct_for(self._pkinds)
         self._nparams = len(self.params)
+        self._ptrs = tuple(i for i, k in enumerate(self._pkinds) if k == ARG_PTR)
+        self._on = {}  # GPU ordinal -> this kernel in the module's copy there
+
+    def _for_ordinal(self, ordinal):
+        """This kernel on GPU `ordinal` (its module copied there once)."""
+        k = self._on.get(ordinal)
+        if k is None:
+            k = self._on[ordinal] = self.module.for_device(gpu(ordinal)).kernel(self.name)
+        return k
 
     def const(self, name, type=None):
         """A const parameter value this kernel was compiled with (BLOCK, ...)."""
@@ -857,11 +1026,17 @@ class Kernel:
                     a.copy_(host)
             return cpu_launcher
 
+        mine, ptrs, on = dev.info.ordinal, self._ptrs, self._on
+
         def launcher(*args, stream=None):
-            if mod._handle is None:
-                mod._closed()
+            # the GPU the arguments live on picks the module copy (and torch's stream there)
+            where, from_torch = _arg_device(args, ptrs)
+            k = self if where is None or where == mine else (on.get(where) or self._for_ordinal(where))
+            if k.module._handle is None:
+                k.module._closed()
             packed, n = pack(args)
-            st = L.blkrt_launch(h, g, packed, n, None if stream is None else _stream_handle(stream, dev))
+            s = None if stream is None and not from_torch else _launch_stream(stream, k.module.device, from_torch)
+            st = L.blkrt_launch(k._handle, g, packed, n, s)
             if st:
                 raise Error(st, _ffi.last_error())
         return launcher
@@ -929,6 +1104,23 @@ class Autotuner(_Handle):
             self.kernels.append(Kernel(shim, kh.value))
         self._by_handle = {k._handle: k for k in self.kernels}
         self.last_config, self.last_tuned = None, None
+        self._source = (data, kernel, path, defines, cache_dir)
+        self._on = {}  # GPU ordinal -> the tuner of that GPU (its own configs and choices)
+
+    def _for_ordinal(self, ordinal):
+        t = self._on.get(ordinal)
+        if t is None:
+            data, kernel, path, defines, cache_dir = self._source
+            t = self._on[ordinal] = Autotuner(gpu(ordinal), data, kernel, path=path, defines=defines,
+                                              cache_dir=cache_dir)
+        return t
+
+    def close(self):
+        """Destroy the tuner and those made for other GPUs."""
+        for t in self._on.values():
+            t.close()
+        self._on.clear()
+        _Handle.close(self)
 
     def __getitem__(self, grid):
         def launcher(*args, stream=None, restore=True, pre_hook=None, post_hook=None, reps=0):
@@ -940,6 +1132,13 @@ class Autotuner(_Handle):
         if self._handle is None:
             raise Error(BLKRT_ERR_INVALID_HANDLE, "the autotuner was closed")
         k0 = self.kernels[0]
+        where, from_torch = (None, False) if k0._cpu else _arg_device(args, k0._ptrs)
+        if where is not None and where != self.device.info.ordinal:
+            t = self._for_ordinal(where)
+            c = t.launch(grid, *args, stream=stream, restore=restore, pre_hook=pre_hook, post_hook=post_hook,
+                         reps=reps)
+            self.last_config, self.last_tuned = t.last_config, t.last_tuned
+            return c
         keep, back = [], []
         nbytes = [_nbytes(a) if restore and i < k0._nparams and k0._pkinds[i] == ARG_PTR else 0
                   for i, a in enumerate(args)]  # before host arguments become addresses
@@ -970,7 +1169,7 @@ class Autotuner(_Handle):
         gfn = _ffi.GRID_FN(grid_cb)
         config, tuned = ctypes.c_int(-1), ctypes.c_int(0)
         st = _ffi.lib().blkrt_autotuner_launch(self._handle, gfn, None, packed, n, ctypes.byref(opts),
-                                               _stream_handle(stream, self.device), ctypes.byref(config),
+                                               _launch_stream(stream, self.device, from_torch), ctypes.byref(config),
                                                ctypes.byref(tuned))
         if failure:
             raise failure[0]

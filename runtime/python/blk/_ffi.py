@@ -16,7 +16,7 @@ STATUS_NAMES = (
     "BLKRT_ERR_INVALID_VALUE", "BLKRT_ERR_INVALID_LAUNCH", "BLKRT_ERR_META", "BLKRT_ERR_NOT_FOUND",
     "BLKRT_ERR_JIT", "BLKRT_ERR_PTX_VERSION", "BLKRT_ERR_OUT_OF_MEMORY", "BLKRT_ERR_NO_COMPILER",
     "BLKRT_ERR_COMPILE", "BLKRT_ERR_LAUNCH_FAILED", "BLKRT_ERR_UNSUPPORTED", "BLKRT_ERR_IO",
-    "BLKRT_ERR_DRIVER",
+    "BLKRT_ERR_DRIVER", "BLKRT_ERR_NO_PEER_ACCESS",
 )
 
 # BLKRT_OK = 0, BLKRT_ERR_NO_DRIVER = 1, ... as module constants
@@ -115,6 +115,10 @@ _PROTOS = {
     "blkrt_device_close": [H],
     "blkrt_device_get_info": [H, POINTER(DeviceInfo)],
     "blkrt_device_synchronize": [H],
+    "blkrt_device_can_access_peer": [H, H, POINTER(c_int)],
+    "blkrt_device_enable_peer_access": [H, H],
+    "blkrt_memcpy_peer": [H, c_uint64, H, c_uint64, c_size_t],
+    "blkrt_memcpy_peer_async": [H, c_uint64, H, c_uint64, c_size_t, H],
     "blkrt_malloc": [H, c_size_t, POINTER(c_uint64)],
     "blkrt_free": [H, c_uint64],
     "blkrt_memcpy_htod": [H, c_uint64, c_void_p, c_size_t],
@@ -142,6 +146,7 @@ _PROTOS = {
     "blkrt_module_load_cubin": [H, c_char_p, c_size_t, c_char_p, POINTER(H)],
     "blkrt_module_load_source": [H, c_char_p, c_size_t, POINTER(SourceOptions), POINTER(H)],
     "blkrt_module_unload": [H],
+    "blkrt_module_for_device": [H, H, POINTER(H)],
     "blkrt_module_jit_log": [H, POINTER(c_char_p)],
     "blkrt_module_kernel": [H, c_char_p, POINTER(H)],
     "blkrt_kernel_get_info": [H, POINTER(KernelInfo)],
