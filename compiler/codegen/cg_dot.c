@@ -474,42 +474,71 @@ static int uses_in(const ir_region *r, const ir_value *v) {
     return n;
 }
 
-/* The carried slot k of `loop` that dot accumulates into when it is
- * acc = dot(a, b, acc) and nothing else in the body reads acc or the
- * dot's result (matmul's main loop); else -1. */
-static int carried_acc(ir_inst *loop, ir_inst *dot) {
+/* How a wgmma dot waits for its group (wg_wait):
+ *   WG_NOW    wait_group 0 after its instructions;
+ *   WG_KEEP1  wait_group 1: its accumulator is carried to itself only
+ *             (matmul's acc = dot(a, b, acc)), so the group runs into the
+ *             next iteration, where the dot's next group queues behind it;
+ *   WG_LATER  no wait of its own: its result is only carried to the next
+ *             iteration, whose first dot (a WG_NOW dot before any use of
+ *             the carried value) drains it with its own wait_group 0 —
+ *             attention's acc = dot(p, v, acc * alpha) runs while the next
+ *             iteration's barrier, copies and q k^T are issued.
+ * Both keep-alive forms need the dot's shared operands in this loop's rings
+ * or hoisted tiles (nothing staged into scratch under a running group) and
+ * rings at least 3 slots deep: the copies then run S-2 tiles ahead, so a
+ * slot is refilled two iterations after it was read (prefetch). */
+enum { WG_NOW, WG_KEEP1, WG_LATER };
+
+/* The yield slot carrying dot's result when that is its only use. */
+static int yield_slot(ir_inst *loop, ir_inst *dot) {
     ir_region *body = loop->regions[0];
     ir_inst *y = body->last;
-    if (dot->parent != body || !y || y->op != IR_YIELD) return -1;
-    ir_value *r = dot->results[0];
+    if (dot->parent != body || !y || y->op != IR_YIELD || uses_in(body, dot->results[0]) != 1) return -1;
     for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
-        if (y->operands[k] == r && dot->operands[2] == body->args.data[1 + k] && uses_in(body, r) == 1 &&
-            uses_in(body, body->args.data[1 + k]) == 1)
-            return k;
+        if (y->operands[k] == dot->results[0]) return k;
     return -1;
 }
 
-/* Does this wgmma dot leave its group running into the next iteration
- * (wait_group 1 instead of 0)? Its accumulator must be carried to itself
- * only, both operands resident in the loop's shared memory (nothing stages
- * into scratch while the group reads), and the loop's rings at least 3
- * slots deep: a slot is refilled two iterations after it was read, since
- * the group of iteration i-1 may still be reading when iteration i's
- * copies are issued (wgmma_prefetch). */
-static bool wg_in_flight(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot);
+
+/* The body's first dot when it takes wgmma and waits at once, with nothing
+ * before it that has regions (it runs on every iteration) or reads carried
+ * slot k. */
+static ir_inst *drainer(cg_ctx *C, ir_inst *loop, int k) {
+    ir_region *body = loop->regions[0];
+    ir_value *arg = body->args.data[1 + k];
+    wg_plan p;
+    for (ir_inst *i = body->first; i; i = i->next) {
+        if (i->op == IR_DOT)
+            return wg_choose(C, i, &p) && yield_slot(loop, i) < 0 && wg_wait(C, loop, i) == WG_NOW ? i : NULL;
+        if (i->num_regions) return NULL;
+        for (int o = 0; o < i->num_operands; o++)
+            if (i->operands[o] == arg) return NULL;
+    }
+    return NULL;
+}
+
+static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
-    if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p) || p.areg) return false;
-    for (int k = 0; k < 2; k++) {
+    if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
+    for (int k = p.areg ? 1 : 0; k < 2; k++) {
         const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
-        if (!e || e->loop != loop) return false;
+        if (!e || e->loop != loop) return WG_NOW;
     }
-    return carried_acc(loop, dot) >= 0;
+    int k = yield_slot(loop, dot);
+    if (k < 0) return WG_NOW;
+    ir_region *body = loop->regions[0];
+    if (!p.areg && dot->operands[2] == body->args.data[1 + k] && uses_in(body, body->args.data[1 + k]) == 1)
+        return WG_KEEP1;
+    ir_inst *d = drainer(C, loop, k);
+    return d && d != dot ? WG_LATER : WG_NOW;
 }
 
 static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
-        if (i->op == IR_DOT && wg_in_flight(C, loop, i)) return true;
+        if (i->op == IR_DOT && wg_wait(C, loop, i) != WG_NOW) return true;
     return false;
 }
 
@@ -623,8 +652,8 @@ void cg_pipe_results(cg_ctx *C, ir_inst *loop) {
     /* the last groups of the in-flight dots complete before their
      * accumulators leave the loop: wait_group 0 takes them as tied operands */
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
-        if (i->op != IR_DOT || !wg_in_flight(C, loop, i)) continue;
-        ir_value *r = loop->results[carried_acc(loop, i)];
+        if (i->op != IR_DOT || wg_wait(C, loop, i) == WG_NOW) continue;
+        ir_value *r = loop->results[yield_slot(loop, i)];
         cg_val v = cg_get(C, r, cg_lay(C, r)), w = cg_new_val(C, v.n, v.lay);
         for (int k = 0; k < v.n; k++) w.v[k] = v.v[k];
         wg_pass(C, "wgmma.wait_group.sync.aligned 0;", w.v, w.n);
@@ -997,8 +1026,36 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
     ir_inst *loop = in->parent ? in->parent->parent : NULL;
-    wg_pass(C, wg_in_flight(C, loop, in) ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;",
-            acc->v, nacc);
+    int how = wg_wait(C, loop, in);
+    if (how == WG_LATER) return;
+    /* a dot that drains earlier WG_LATER groups of the loop passes their
+     * carried accumulators through its wait too: no user above it */
+    int nt = nacc;
+    ir_value *later[8];
+    int nl = 0;
+    if (how == WG_NOW && loop && loop->op == IR_FOR)
+        for (ir_inst *i = loop->regions[0]->first; i && nl < 8; i = i->next)
+            if (i->op == IR_DOT && i != in && wg_wait(C, loop, i) == WG_LATER && drainer(C, loop, yield_slot(loop, i)) == in) {
+                later[nl] = loop->regions[0]->args.data[1 + yield_slot(loop, i)];
+                nt += cg_get(C, later[nl], cg_lay(C, later[nl])).n;
+                nl++;
+            }
+    LLVMValueRef *tied = ARENA_ARRAY(C->a, LLVMValueRef, nt);
+    if (!tied) { C->failed = true; return; }
+    for (int r = 0; r < nacc; r++) tied[r] = acc->v[r];
+    for (int q = 0, at = nacc; q < nl; q++) {
+        cg_val v = cg_get(C, later[q], cg_lay(C, later[q]));
+        for (int r = 0; r < v.n; r++) tied[at + r] = v.v[r];
+        at += v.n;
+    }
+    wg_pass(C, how == WG_KEEP1 ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;", tied, nt);
+    for (int r = 0; r < nacc; r++) acc->v[r] = tied[r];
+    for (int q = 0, at = nacc; q < nl; q++) {
+        cg_val v = cg_get(C, later[q], cg_lay(C, later[q])), w = cg_new_val(C, v.n, v.lay);
+        for (int r = 0; r < v.n; r++) w.v[r] = tied[at + r];
+        at += v.n;
+        cg_set(C, later[q], w);
+    }
 }
 
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
@@ -1075,7 +1132,9 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
         diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk16 on %d warpgroup%s, a from %s, b %s-major%s", entry,
                     N < 256 ? N : 256, C->num_warps / 4, C->num_warps > 4 ? "s" : "",
                     p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
-                    wg_in_flight(C, loop, in) ? ", its group kept in flight across iterations" : "");
+                    wg_wait(C, loop, in) == WG_KEEP1   ? ", its group kept in flight across iterations"
+                    : wg_wait(C, loop, in) == WG_LATER ? ", its group completed by the next iteration's first dot"
+                                                       : "");
         return;
     }
     bool missed = tgt_has(C->tgt, TGT_CAP_WGMMA) && in->precision != IR_PREC_IEEE;
