@@ -293,7 +293,7 @@ def specs(small=False):
                 cdiv(S, m["BM"]) * cdiv(S, m["BN"]),)](t.a, t.b, t.c, S, S, S, S, 1, S, 1, S, 1))],
             torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
             flops=2 * S ** 3,
-            note="stdlib matmul.blk (mma.sync); Triton: the tutorial kernel with its autotune configs "
+            note="stdlib matmul.blk (wgmma on sm_90a, cp.async rings, group in flight); Triton: the tutorial kernel with its autotune configs "
                  "(peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
@@ -320,7 +320,7 @@ def specs(small=False):
             torch_fn=lambda T, t: (lambda: _sdpa(T, "flash", t, causal)),
             extra=[("torch sdpa cudnn", lambda T, t: (lambda: _sdpa(T, "cudnn", t, causal)))],
             flops=fl,
-            note="stdlib fused_attn.blk attn_fwd (mma.sync, K/V through cp.async rings, P in registers); Triton: peers.py's "
+            note="stdlib fused_attn.blk attn_fwd (wgmma on sm_90a, K/V through cp.async rings, P in registers); Triton: peers.py's "
                  "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
     out.append(attn_spec(False))
     out.append(attn_spec(True))
