@@ -716,8 +716,27 @@ static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L) {
            av.lay->wpc[0] == L->wpc[0] && t.shape[1] % 16 == 0;
 }
 
+/* The f32 a 16-bit value was rounded from, when it is an fptrunc of one. */
+static LLVMValueRef truncated_from(cg_ctx *C, LLVMValueRef v) {
+    if (!LLVMIsAInstruction(v) || LLVMGetInstructionOpcode(v) != LLVMFPTrunc) return NULL;
+    LLVMValueRef x = LLVMGetOperand(v, 0);
+    return LLVMTypeOf(x) == C->f32 ? x : NULL;
+}
+
 static LLVMValueRef pack2(cg_ctx *C, blk_dtype t, LLVMValueRef lo, LLVMValueRef hi) {
     LLVMBuilderRef b = C->b;
+    /* P = s as bf16 in registers: round the two f32 as one pair
+     * (cvt.rn.bf16x2.f32), the same rounding as two scalar conversions, in
+     * one instruction instead of two conversions and three to pack */
+    LLVMValueRef fl = (t == DT_BF16 || t == DT_F16) ? truncated_from(C, lo) : NULL;
+    LLVMValueRef fh = fl ? truncated_from(C, hi) : NULL;
+    if (fl && fh) {
+        LLVMValueRef v = LLVMGetUndef(LLVMVectorType(C->f32, 2));
+        v = LLVMBuildInsertElement(b, v, fl, cg_const_i32(C, 0), "");
+        v = LLVMBuildInsertElement(b, v, fh, cg_const_i32(C, 1), "");
+        LLVMTypeRef ht = LLVMTypeOf(lo); /* bfloat or half */
+        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, v, LLVMVectorType(ht, 2), ""), C->i32, "");
+    }
     LLVMValueRef l = LLVMBuildZExt(b, stored_bits(C, LOC_NONE, t, false, lo), C->i32, "");
     LLVMValueRef h = LLVMBuildZExt(b, stored_bits(C, LOC_NONE, t, false, hi), C->i32, "");
     return LLVMBuildOr(b, l, LLVMBuildShl(b, h, cg_const_i32(C, 16), ""), "");
@@ -913,16 +932,21 @@ static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
 /* One wgmma: d[0..nI/2) accumulate, a by descriptor (adesc) or registers
  * (areg[4]), b by descriptor; trans_b for an N-major b. */
 static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef adesc, LLVMValueRef *areg,
-                   LLVMValueRef bdesc, bool trans_b) {
+                   LLVMValueRef bdesc, bool trans_b, bool zero_d) {
     int nd = nI / 2, na = areg ? 4 : 1;
+    int scale_d = zero_d ? 0 : 1; /* 0: d = a*b, the accumulator's registers are not read */
     blk_strbuf text, cons;
     sb_init(&text);
     sb_init(&cons);
+    sb_printf(&text, "{ .reg .pred p; setp.ne.b32 p, %d, 0; ", scale_d);
     sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nI, t == DT_BF16 ? "bf16" : "f16",
               t == DT_BF16 ? "bf16" : "f16");
     for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=f", i ? "," : "");
-    if (areg) sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, 1, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
-    else sb_printf(&text, "}, $%d, $%d, 1, 1, 1, 0, %d;", nd, nd + 1, trans_b);
+    /* scale-d is a predicate operand: set from an immediate */
+    if (areg)
+        sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
+    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
+    sb_puts(&text, " }");
     for (int i = 0; i < na; i++) sb_puts(&cons, areg ? ",r" : ",l");
     sb_puts(&cons, ",l");
     for (int i = 0; i < nd; i++) sb_printf(&cons, ",%d", i);
@@ -932,7 +956,7 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     if (!args || !ts) { C->failed = true; goto out; }
     for (int i = 0; i < na; i++) args[i] = areg ? areg[i] : adesc;
     args[na] = bdesc;
-    for (int i = 0; i < nd; i++) args[na + 1 + i] = d[i], ts[i] = C->f32;
+    for (int i = 0; i < nd; i++) args[na + 1 + i] = zero_d ? LLVMGetUndef(C->f32) : d[i], ts[i] = C->f32;
     LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)nd, 0), text.data, cons.data, args,
                                    nargs, true);
     for (int i = 0; i < nd; i++) d[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
@@ -983,14 +1007,17 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
         for (int i = 0; i < mt; i++)
             for (int s = 0; s < steps; s++) a_fragment(C, av, a->type, i, s, afr[i * steps + s]);
     }
-    int nacc = acc->n, npass = nacc + (p->areg ? 4 * mt * steps : 0);
+    /* an accumulator of zeros (q k^T): the first k step does not read it */
+    bool zero = acc->n > 0;
+    for (int r = 0; r < acc->n && zero; r++) zero = LLVMIsConstant(acc->v[r]) && LLVMIsNull(acc->v[r]);
+    int nacc = acc->n, nf = zero ? 0 : nacc, npass = nf + (p->areg ? 4 * mt * steps : 0);
     LLVMValueRef *pass = ARENA_ARRAY(C->a, LLVMValueRef, npass > 0 ? npass : 1);
     if (!pass) { C->failed = true; return; }
-    for (int r = 0; r < nacc; r++) pass[r] = acc->v[r];
-    for (int q = 0; q < npass - nacc; q++) pass[nacc + q] = afr[q / 4][q % 4];
+    for (int r = 0; r < nf; r++) pass[r] = acc->v[r];
+    for (int q = 0; q < npass - nf; q++) pass[nf + q] = afr[q / 4][q % 4];
     wg_pass(C, "wgmma.fence.sync.aligned;", pass, npass);
-    for (int r = 0; r < nacc; r++) acc->v[r] = pass[r];
-    for (int q = 0; q < npass - nacc; q++) afr[q / 4][q % 4] = pass[nacc + q];
+    for (int r = 0; r < nf; r++) acc->v[r] = pass[r];
+    for (int q = 0; q < npass - nf; q++) afr[q / 4][q % 4] = pass[nf + q];
 
     LLVMValueRef *d = ARENA_ARRAY(C->a, LLVMValueRef, nI / 2);
     int *reg = ARENA_ARRAY(C->a, int, nI / 2);
@@ -1021,7 +1048,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
                     reg[j] = cg_reg_of(&li, (int[]){k0, k1});
                     d[j] = acc->v[reg[j]];
                 }
-                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b);
+                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b, zero && s == 0);
                 for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
