@@ -401,5 +401,25 @@ blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[
         diag_error(&c->diag, LOC_NONE, "blkc_interp_run: bad argument array");
         return BLK_ERR_USAGE;
     }
-    return interp_run(f, grid, args, nargs, print_out ? print_out : stdout, &c->diag);
+    uint64_t steps = c->interp_steps;
+    if (!c->interp_steps_set) {
+        const char *env = getenv("BLK_INTERP_STEPS");
+        steps = INTERP_DEFAULT_STEPS;
+        if (env && *env) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(env, &end, 10);
+            if (*end || errno || env[0] == '-') {
+                diag_error(&c->diag, LOC_NONE, "BLK_INTERP_STEPS='%s' is not a number of steps (0 = no limit)", env);
+                return BLK_ERR_USAGE;
+            }
+            steps = v;
+        }
+    }
+    return interp_run(f, grid, args, nargs, steps, print_out ? print_out : stdout, &c->diag);
+}
+
+void blkc_set_interp_steps(blkc_ctx *c, uint64_t steps) {
+    c->interp_steps = steps;
+    c->interp_steps_set = true;
 }

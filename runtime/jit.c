@@ -6,7 +6,8 @@
  *               plus blk-meta lines describing its kernels (blkc_emit
  *               "meta-front": the backend's lines without running it), so
  *               the CPU device checks launches exactly like a GPU does;
- *   cpu_run     one launch through blkc_interp_run;
+ *   cpu_run     one launch through blkc_interp_run (cpu_set_steps: its
+ *               step budget, blkc_set_interp_steps);
  *   describe    .blk source -> the same blk-meta lines, for a GPU load that
  *               compiles variants only when launches need them;
  *   compile_ptx .blk source -> PTX with the backend's own blk-meta lines
@@ -129,6 +130,8 @@ static blkrt_status cpu_run(void *program, const char *kernel, const uint32_t gr
 
 static void cpu_free(void *program) { blkc_free(program); }
 
+static void cpu_set_steps(void *program, uint64_t steps) { blkc_set_interp_steps(program, steps); }
+
 /* The backend's target for a device: the arch itself where the backend has
  * it, else the newest target whose PTX the device can JIT (PTX runs on any
  * later GPU, except the "a" features, which are sm_90-only). */
@@ -200,6 +203,7 @@ static blkrt_compiler jit = {
     .cpu_free = cpu_free,
     .describe = describe,
     .autotune = autotune,
+    .cpu_set_steps = cpu_set_steps,
 };
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 

@@ -45,6 +45,10 @@ typedef struct {
     int num_ptr_args;
     bool checked;              /* every pointer argument has a known size */
     int last_arg;              /* the pointer argument the last checked access hit */
+    /* The step budget (interp.h): steps taken so far by this launch, the
+     * limit (0 = none) and the innermost loop running, to name in the error. */
+    uint64_t steps, max_steps;
+    const ir_inst *loop;
     /* scratch for ops that need it, each sized for the largest value */
     float *scratch_f32;        /* 3 * max_numel */
     int32_t *scratch_idx;      /* 2 * max_numel */

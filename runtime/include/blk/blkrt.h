@@ -99,6 +99,13 @@ blkrt_status blkrt_device_open(int ordinal, blkrt_device **out);
 blkrt_status blkrt_device_close(blkrt_device *d);
 blkrt_status blkrt_device_get_info(blkrt_device *d, blkrt_device_info *out);
 blkrt_status blkrt_device_synchronize(blkrt_device *d);
+/* The CPU device: the interpreter's step budget per launch (a step is one
+ * instruction over one element of its result, counted over the grid). A
+ * launch past it fails with BLKRT_ERR_LAUNCH_FAILED and the located message
+ * "kernel exceeded its step budget in this loop"; the device stays usable.
+ * 0 = no limit. Default: $BLK_INTERP_STEPS, else 2^30 (~40 s of an endless
+ * loop). A GPU: BLKRT_ERR_UNSUPPORTED (see blkrt_stream_synchronize_timeout). */
+blkrt_status blkrt_device_set_step_limit(blkrt_device *d, uint64_t steps);
 
 /* ---- memory ---- */
 blkrt_status blkrt_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out);
@@ -345,6 +352,10 @@ typedef struct {
      * per kernel that has them (blkc_emit "autotune"). NULL: no autotuning
      * (an autotuner then has the source's own values as its one config). */
     blkrt_status (*autotune)(const blkrt_compile_request *req, blkrt_compile_result *res);
+    /* The step budget of the next cpu_run calls of program (0 = no limit),
+     * called before them when blkrt_device_set_step_limit was; NULL: the
+     * compiler has no budget (such launches then fail as unsupported). */
+    void (*cpu_set_steps)(void *program, uint64_t steps);
 } blkrt_compiler;
 
 /* Register the compiler (NULL removes it). The struct must outlive its use. */
