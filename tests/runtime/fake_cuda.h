@@ -53,6 +53,7 @@ typedef struct {
     long (*live_allocs)(void);
     int (*ctx_depth)(void);                          /* this thread's context stack depth */
     int (*proc_address_calls)(void);                 /* cuGetProcAddress_v2 lookups (since load) */
+    void (*stall)(int on);                           /* 1: work never finishes (queries NOT_READY) */
 } fake_api;
 
 /* dlopen the fake the runtime uses and fill *f. 0 on success. */
@@ -71,9 +72,10 @@ static inline int fake_api_load(fake_api *f) {
     FAKE_SYM(live_allocs);
     FAKE_SYM(ctx_depth);
     FAKE_SYM(proc_address_calls);
+    FAKE_SYM(stall);
 #undef FAKE_SYM
     return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
-                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls
+                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->stall
                ? 0
                : -1;
 }

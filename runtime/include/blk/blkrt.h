@@ -55,6 +55,7 @@ typedef enum {
     BLKRT_ERR_UNSUPPORTED,     /* not available on this device kind */
     BLKRT_ERR_IO,              /* cache or file access failed */
     BLKRT_ERR_DRIVER,          /* another driver error: the message names the call and the CUresult */
+    BLKRT_ERR_TIMEOUT,         /* a synchronisation with a deadline ran out: the message names the launch */
 } blkrt_status;
 
 const char *blkrt_status_name(blkrt_status s);  /* "BLKRT_ERR_JIT", ... */
@@ -125,6 +126,21 @@ blkrt_status blkrt_memset_async(blkrt_device *d, blkrt_ptr dst, uint8_t value, s
 blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out);
 blkrt_status blkrt_stream_destroy(blkrt_stream *s);
 blkrt_status blkrt_stream_synchronize(blkrt_stream *s);
+/* Synchronisation with a deadline (GPU; on the CPU device work is done when
+ * issued: BLKRT_OK at once). Waits at most timeout_ms for the work of s
+ * (NULL: the default stream of d; d may be NULL when s is given) or, with
+ * blkrt_device_synchronize_timeout, for all work of d. When time runs out:
+ * BLKRT_ERR_TIMEOUT, the work goes on, and the message names the oldest
+ * launch through blkrt not known to have finished (kernel, grid, block, how
+ * long ago; the runtime keeps the last 16 launches of each device, marked
+ * finished by every successful synchronisation of their stream or device)
+ * — the one a hung kernel is. A kernel that never ends cannot be stopped:
+ * the context stays busy and the process must exit to free the GPU
+ * (docs/runtime.md, "Failures on the GPU"). A kernel fault (a trap, a
+ * device_assert, an illegal address) at any synchronisation is
+ * BLKRT_ERR_LAUNCH_FAILED with the driver's error and that launch named. */
+blkrt_status blkrt_stream_synchronize_timeout(blkrt_device *d, blkrt_stream *s, uint32_t timeout_ms);
+blkrt_status blkrt_device_synchronize_timeout(blkrt_device *d, uint32_t timeout_ms);
 /* Adopt a CUstream this library did not create (a non-default
  * torch.cuda.Stream's cuda_stream, a cudaStream_t) on a GPU device: launches,
  * copies, events and graph capture work on it as on a created stream;
