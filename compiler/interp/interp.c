@@ -229,6 +229,7 @@ static interp_sig exec_inst(interp *I, ir_inst *in, ir_inst **term) {
         return interp_reduce(I, in);
     case IR_DOT: return interp_dot(I, in);
     case IR_PRINT: return interp_print(I, in);
+    case IR_ASSERT: return interp_assert(I, in);
     case IR_CALL:
         interp_error(I, in, "call to '%s' was not inlined", in->callee ? in->callee->name : "?");
         return SIG_ERROR;

@@ -4,7 +4,7 @@
  *   interp_mem.c     load/store, descriptors, atomics, bounds checking
  *   interp_reduce.c  reductions, scans, sort, topk
  *   interp_dot.c     dot
- *   interp_print.c   print
+ *   interp_print.c   print, assert
  *   interp_check.c   shape checks made once before running
  *
  * Every SSA value (numbered by ir_number_values) owns a slot of numel
@@ -69,6 +69,7 @@ interp_sig interp_memory(interp *I, ir_inst *in);    /* interp_mem.c */
 interp_sig interp_reduce(interp *I, ir_inst *in);    /* interp_reduce.c */
 interp_sig interp_dot(interp *I, ir_inst *in);       /* interp_dot.c */
 interp_sig interp_print(interp *I, ir_inst *in);     /* interp_print.c */
+interp_sig interp_assert(interp *I, ir_inst *in);    /* interp_print.c */
 
 /* Check the shape facts execution relies on (interp_check.c); false after
  * reporting malformed IR. Values must be numbered. */

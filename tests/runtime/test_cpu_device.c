@@ -2,7 +2,7 @@
  * libblkrt_jit: stdlib/elementwise.blk from source, vector_add and friends
  * launched through the checked blkrt API on blkrt memory, results checked
  * against C; launch checks, interpreter failures (out of bounds) and compile
- * errors as statuses; the step budget; streams, events and graph
+ * errors as statuses; the step budget and device_assert; streams, events and graph
  * capture/replay; threads.
  *
  *   rt_test_cpu_device STDLIB_DIR
@@ -262,6 +262,33 @@ static void step_budget(void) {
     OK(blkrt_module_unload(m));
 }
 
+/* A failed device_assert fails the launch with the interpreter's located
+ * message; the device goes on. */
+static const char ASSERTS[] =
+    "kernel small(n: i32) {\n"
+    "    device_assert(n < 10, \"n must be below 10\");\n"
+    "}\n";
+
+static void device_asserts(void) {
+    blkrt_source_options o = {.path = "asserts.blk"};
+    blkrt_module *m = NULL;
+    OK(blkrt_module_load_source(cpu, ASSERTS, sizeof ASSERTS - 1, &o, &m));
+    if (!m) return;
+    blkrt_kernel *k;
+    OK(blkrt_module_kernel(m, "small", &k));
+    uint32_t grid[3] = {2, 1, 1};
+    blkrt_arg a = BLKRT_INT(3);
+    OK(blkrt_launch(k, grid, &a, 1, NULL));
+    a = BLKRT_INT(12);
+    FAILS_EXACTLY(blkrt_launch(k, grid, &a, 1, NULL), BLKRT_ERR_LAUNCH_FAILED,
+                  "kernel 'small' failed on the CPU interpreter:\nasserts.blk:2:5: error: device_assert failed: n must "
+                  "be below 10 (program (0, 0, 0))\n        device_assert(n < 10, \"n must be below 10\");\n"
+                  "        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+    a = BLKRT_INT(9);
+    OK(blkrt_launch(k, grid, &a, 1, NULL));
+    OK(blkrt_module_unload(m));
+}
+
 static blkrt_kernel *shared_k;
 
 static void *worker(void *arg) {
@@ -324,6 +351,7 @@ int main(int argc, char **argv) {
     streams_graphs();
     compile_errors();
     step_budget();
+    device_asserts();
     threads();
     OK(blkrt_device_close(cpu));
     free(elementwise);
