@@ -398,11 +398,11 @@ blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, i
     I.num_values = ir_number_values(f);
     if (!interp_check_func(f, I.num_values, diag)) return BLK_ERR_INTERNAL;
     size_t maxn = (size_t)li.max_numel;
-    I.vals = calloc((size_t)I.num_values + 1, sizeof *I.vals);
-    ir_scalar_val *data = calloc((size_t)li.total + 1, sizeof *data);
-    I.ptr_args = calloc((size_t)f->body->args.len + 1, sizeof *I.ptr_args);
-    I.scratch_f32 = malloc(sizeof(float) * 3 * maxn);
-    I.scratch_idx = malloc(sizeof(int32_t) * 2 * maxn);
+    I.vals = blk_calloc((size_t)I.num_values + 1, sizeof *I.vals);
+    ir_scalar_val *data = blk_calloc((size_t)li.total + 1, sizeof *data);
+    I.ptr_args = blk_calloc((size_t)f->body->args.len + 1, sizeof *I.ptr_args);
+    I.scratch_f32 = blk_malloc(sizeof(float) * 3 * maxn);
+    I.scratch_idx = blk_malloc(sizeof(int32_t) * 2 * maxn);
     blk_status st = BLK_OK;
     if (!I.vals || !data || !I.ptr_args || !I.scratch_f32 || !I.scratch_idx) {
         diag_error(diag, f->loc, "interpreter: out of memory for the values of kernel '%s' (%lld elements)",
