@@ -9,7 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RT_NO_ALLOC_REDIRECT /* this file calls the real ones */
 #include "rt.h"
+
+static _Thread_local long alloc_count, alloc_fail; /* rt_alloc_fail_at */
+
+static bool alloc_ok(void) { return ++alloc_count != alloc_fail; }
+
+void *rt_malloc(size_t n) { return alloc_ok() ? malloc(n) : NULL; }
+void *rt_calloc(size_t n, size_t size) { return alloc_ok() ? calloc(n, size) : NULL; }
+void *rt_realloc(void *p, size_t n) { return alloc_ok() ? realloc(p, n) : NULL; }
+void *rt_aligned_alloc(size_t align, size_t n) { return alloc_ok() ? aligned_alloc(align, n) : NULL; }
+
+long rt_alloc_fail_at(long nth) {
+    long made = alloc_count;
+    alloc_count = 0;
+    alloc_fail = nth;
+    return made;
+}
 
 
 
@@ -145,7 +162,7 @@ blkrt_status rt_cu_err(CUresult r, const char *what) {
 }
 
 char *rt_strndup(const char *s, size_t n) {
-    char *r = malloc(n + 1);
+    char *r = rt_malloc(n + 1);
     if (r) {
         memcpy(r, s, n);
         r[n] = 0;

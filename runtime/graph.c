@@ -43,7 +43,23 @@ blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out) {
     *out = NULL;
     blkrt_device *d = s->dev;
     blkrt_graph *g = calloc(1, sizeof *g);
-    if (!g) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!g) {
+        /* The capture ends all the same (abandoned): a stream left capturing
+         * would refuse all later work. */
+        if (d->kind == BLKRT_KIND_CPU) {
+            rt_cpu_free_launches(s->cap_first);
+            s->cap_first = s->cap_last = NULL;
+        } else if (s->capturing) {
+            rt_ctx_scope sc;
+            CUgraph graph = NULL;
+            if (rt_ctx_enter(d, &sc) == RT_CUDA_SUCCESS && d->cu->cuStreamEndCapture(s->cu, &graph) == RT_CUDA_SUCCESS &&
+                graph)
+                d->cu->cuGraphDestroy(graph);
+            rt_ctx_leave(d, &sc);
+        }
+        s->capturing = false;
+        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "blkrt_graph_end_capture: out of memory (the capture is abandoned)");
+    }
     g->magic = RT_MAGIC_GRAPH;
     g->dev = d;
     if (d->kind == BLKRT_KIND_CPU) {

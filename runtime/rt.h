@@ -26,6 +26,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "blk/blkrt.h"
 #include "cuda_api.h"
@@ -42,6 +44,28 @@ enum {
 };
 
 #define RT_IS(h, M) ((h) != NULL && (h)->magic == (M))
+
+/* ---- allocation (error.c) ----
+ * Every allocation of libblkrt goes through rt_malloc, rt_calloc,
+ * rt_realloc and rt_aligned_alloc, so a test can make the nth one fail
+ * (rt_alloc_fail_at) and check that each failure ends in a clean error with
+ * nothing leaked. The standard names are redirected to them here, after the
+ * system headers above, so every runtime file (which includes rt.h) keeps
+ * calling malloc and friends. */
+void *rt_malloc(size_t n);
+void *rt_calloc(size_t n, size_t size);
+void *rt_realloc(void *p, size_t n);
+void *rt_aligned_alloc(size_t align, size_t n);
+/* Test mode, per thread: the nth allocation from now (1 = the next) fails,
+ * the others succeed; 0 = off. Returns how many allocations this thread made
+ * since the previous call. */
+long rt_alloc_fail_at(long nth);
+#ifndef RT_NO_ALLOC_REDIRECT
+#define malloc(n) rt_malloc(n)
+#define calloc(n, size) rt_calloc(n, size)
+#define realloc(p, n) rt_realloc(p, n)
+#define aligned_alloc(align, n) rt_aligned_alloc(align, n)
+#endif
 
 /* ---- error.c ---- */
 /* Size of the per-thread message buffer (blkrt_last_error). */
