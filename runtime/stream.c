@@ -98,9 +98,13 @@ static void name_launch(blkrt_device *d, CUstream cs, bool all, uint64_t mark) {
         else
             snprintf(what, sizeof what, "kernel '%s' (grid %ux%ux%u, %u threads a block)", r.kernel, r.grid[0],
                      r.grid[1], r.grid[2], r.threads);
+        char more[120] = "";
+        if (pending > 1)
+            snprintf(more, sizeof more, all ? " (the oldest of %d unfinished ones on the device)"
+                                            : " (the oldest of %d unfinished ones: the later ones wait for it)",
+                     pending);
         snprintf(text, sizeof text, "; the launch not known to have finished: %s, launched %.3f s ago%s", what,
-                 (rt_now_ms() - r.ms) * 1e-3,
-                 pending > 1 ? " (the oldest of the unfinished ones: the later ones wait for it)" : "");
+                 (rt_now_ms() - r.ms) * 1e-3, more);
     }
     rt_err_append(text);
 }

@@ -196,14 +196,14 @@ static void deadlines(void) {
     /* Several launches: the oldest is named (stream order: the rest wait for it). */
     OK(launch_n(6, s));
     FAILS(blkrt_stream_synchronize_timeout(d, s, 1), BLKRT_ERR_TIMEOUT, "(grid 5x1x1, 128 threads a block)");
-    message_has("two launches", "(the oldest of the unfinished ones: the later ones wait for it)", NULL);
+    message_has("two launches", "(the oldest of 2 unfinished ones: the later ones wait for it)", NULL);
 
     /* The default stream's launches are its own; the device's are all of them. */
     OK(launch_n(3, NULL));
     FAILS(blkrt_stream_synchronize_timeout(d, NULL, 1), BLKRT_ERR_TIMEOUT, "kernel 'vector_add' (grid 3x1x1,");
     FAILS(blkrt_device_synchronize_timeout(d, 1), BLKRT_ERR_TIMEOUT,
           "blkrt_device_synchronize_timeout: the device's work has not finished after ");
-    message_has("device", "(grid 5x1x1,", NULL);
+    message_has("device", "(grid 5x1x1,", "(the oldest of 3 unfinished ones on the device)", NULL);
     CHECK(F.count_calls("cuEventQuery") >= 1, "the device waits on an event");
 
     /* Work that finishes: OK, and a success marks the stream's launches finished. */
