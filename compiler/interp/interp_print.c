@@ -54,7 +54,7 @@ static void format_block(blk_strbuf *sb, blk_dtype t, const ir_scalar_val *v, co
     sb_putc(sb, '[');
     for (int32_t i = 0; i < ty->shape[dim]; i++) {
         if (i) sb_puts(sb, ", ");
-        if (dim + 1 < ty->rank) {
+        if (dim + 1 < ty->rank && dim + 1 < IR_MAX_RANK) { /* (the bound: for gcc -O3's -Warray-bounds) */
             format_block(sb, t, v, ty, dim + 1, pos);
         } else {
             format_scalar(sb, t, v[*pos]);
