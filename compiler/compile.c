@@ -48,6 +48,15 @@ void blkc_free(blkc_ctx *c) {
     arena_free(c->arena);
 }
 
+/* The status of a public call during which an allocation failed (since
+ * `before`, blk_alloc_failures): BLK_ERR_NOMEM whatever it managed, since
+ * what it built may be truncated. */
+static blk_status nomem(blkc_ctx *c, long before, blk_status s) {
+    if (blk_alloc_failures() == before) return s;
+    diag_error(&c->diag, LOC_NONE, "out of memory");
+    return BLK_ERR_NOMEM;
+}
+
 void blkc_add_include_dir(blkc_ctx *c, const char *dir) {
     VEC_PUSH(c->arena, c->include_dirs, arena_strdup(c->arena, dir));
 }
@@ -163,7 +172,7 @@ static int add_unit(blkc_ctx *c, const char *path, const char *text, size_t len)
     return idx;
 }
 
-blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, size_t len) {
+static blk_status load_source_impl(blkc_ctx *c, const char *path, const char *text, size_t len) {
     if (c->units.len) {
         diag_error(&c->diag, LOC_NONE, "a main module is already loaded");
         return BLK_ERR_USAGE;
@@ -177,7 +186,7 @@ blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, siz
     return c->units.data[u].ast ? BLK_OK : BLK_ERR_COMPILE;
 }
 
-blk_status blkc_load_file(blkc_ctx *c, const char *path) {
+static blk_status load_file_impl(blkc_ctx *c, const char *path) {
     char *text;
     size_t len;
     char err[256];
@@ -280,7 +289,7 @@ static blk_status check_defines(blkc_ctx *c) {
     return st;
 }
 
-blk_status blkc_build(blkc_ctx *c, const char *kernel) {
+static blk_status build_impl(blkc_ctx *c, const char *kernel) {
     if (!c->units.len) {
         diag_error(&c->diag, LOC_NONE, "no source loaded");
         return BLK_ERR_USAGE;
@@ -306,6 +315,7 @@ blk_status blkc_build(blkc_ctx *c, const char *kernel) {
     if (check_defines(c) != BLK_OK) return BLK_ERR_USAGE;
     if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
     if (!c->ir) return BLK_ERR_COMPILE;
+    if (arena_failed(c->arena)) return BLK_ERR_NOMEM; /* IR half built: no pass may see it */
     blk_status vs = compile_resolve_variants(c);
     if (vs != BLK_OK) return vs;
     pass_opts o = {
@@ -320,7 +330,7 @@ blk_status blkc_build(blkc_ctx *c, const char *kernel) {
     return c->diag.nerrors ? BLK_ERR_COMPILE : BLK_OK;
 }
 
-const char *blkc_emit(blkc_ctx *c, const char *what) {
+static const char *emit_impl(blkc_ctx *c, const char *what) {
     sb_free(&c->emit);
     if (strcmp(what, "tokens") == 0 || strcmp(what, "ast") == 0) {
         if (!c->units.len) return NULL;
@@ -382,8 +392,8 @@ static ir_func *find_kernel(blkc_ctx *c, const char *name) {
     return NULL;
 }
 
-blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
-                           const blk_arg *args, int nargs, FILE *print_out) {
+static blk_status interp_run_impl(blkc_ctx *c, const char *kernel, const unsigned grid[3], const blk_arg *args,
+                                  int nargs, FILE *print_out) {
     if (!c->ir) {
         diag_error(&c->diag, LOC_NONE, "blkc_interp_run: nothing built (call blkc_build first)");
         return BLK_ERR_USAGE;
@@ -401,5 +411,52 @@ blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[
         diag_error(&c->diag, LOC_NONE, "blkc_interp_run: bad argument array");
         return BLK_ERR_USAGE;
     }
-    return interp_run(f, grid, args, nargs, print_out ? print_out : stdout, &c->diag);
+    uint64_t steps = c->interp_steps;
+    if (!c->interp_steps_set) {
+        const char *env = getenv("BLK_INTERP_STEPS");
+        steps = INTERP_DEFAULT_STEPS;
+        if (env && *env) {
+            char *end;
+            errno = 0;
+            unsigned long long v = strtoull(env, &end, 10);
+            if (*end || errno || env[0] == '-') {
+                diag_error(&c->diag, LOC_NONE, "BLK_INTERP_STEPS='%s' is not a number of steps (0 = no limit)", env);
+                return BLK_ERR_USAGE;
+            }
+            steps = v;
+        }
+    }
+    return interp_run(f, grid, args, nargs, steps, print_out ? print_out : stdout, &c->diag);
+}
+
+void blkc_set_interp_steps(blkc_ctx *c, uint64_t steps) {
+    c->interp_steps = steps;
+    c->interp_steps_set = true;
+}
+
+blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, size_t len) {
+    long before = blk_alloc_failures();
+    return nomem(c, before, load_source_impl(c, path, text, len));
+}
+
+blk_status blkc_load_file(blkc_ctx *c, const char *path) {
+    long before = blk_alloc_failures();
+    return nomem(c, before, load_file_impl(c, path));
+}
+
+blk_status blkc_build(blkc_ctx *c, const char *kernel) {
+    long before = blk_alloc_failures();
+    return nomem(c, before, build_impl(c, kernel));
+}
+
+const char *blkc_emit(blkc_ctx *c, const char *what) {
+    long before = blk_alloc_failures();
+    const char *out = emit_impl(c, what);
+    return nomem(c, before, BLK_OK) == BLK_OK ? out : NULL;
+}
+
+blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
+                           const blk_arg *args, int nargs, FILE *print_out) {
+    long before = blk_alloc_failures();
+    return nomem(c, before, interp_run_impl(c, kernel, grid, args, nargs, print_out));
 }

@@ -62,6 +62,8 @@ struct blkc_ctx {
     int opt_level;
     unsigned cg_flags;         /* CG_LINEINFO, CG_REMARKS... (blkc_set_lineinfo, blkc_set_remarks) */
     bool verify_each;
+    uint64_t interp_steps;     /* blkc_set_interp_steps (0 = none) ... */
+    bool interp_steps_set;     /* ... else $BLK_INTERP_STEPS, else INTERP_DEFAULT_STEPS */
     ir_module *ir;             /* after blkc_build */
     blk_strbuf emit;           /* blkc_emit output */
     blk_strbuf sema_ir;        /* IR as sema produced it (for ir-after=sema) */

@@ -109,7 +109,7 @@ uint64_t lex_int_value(const char *s, size_t n, bool *overflow) {
  * underscores). strtod does the rounding; underscores are dropped first. */
 double lex_float_value(const char *s, size_t n) {
     char small[128];
-    char *buf = n < sizeof small ? small : malloc(n + 1);
+    char *buf = n < sizeof small ? small : blk_malloc(n + 1);
     if (!buf) return 0.0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++)

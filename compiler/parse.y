@@ -1030,7 +1030,7 @@ static void parse_step(parse_state *ps, int kind, blk_loc tok) {
 static void parse_check_tree(parse_state *ps, ast_node *root) {
     typedef struct { const ast_node *n; int depth; bool in_attr; } item;
     int cap = 256, sp = 0;
-    item *st = malloc(sizeof(item) * (size_t)cap);
+    item *st = blk_malloc(sizeof(item) * (size_t)cap);
     if (!st) { diag_error(ps->diag, LOC_NONE, "out of memory"); return; }
     st[sp++] = (item){root, 1, false};
     while (sp > 0 && !diag_should_stop(ps->diag)) {
@@ -1051,7 +1051,7 @@ static void parse_check_tree(parse_state *ps, ast_node *root) {
         for (int i = 0; i < 4; i++) need += lists[i]->len;
         if (sp + need > cap) {
             while (sp + need > cap) cap *= 2;
-            item *grown = realloc(st, sizeof(item) * (size_t)cap);
+            item *grown = blk_realloc(st, sizeof(item) * (size_t)cap);
             if (!grown) { diag_error(ps->diag, LOC_NONE, "out of memory"); break; }
             st = grown;
         }
@@ -1067,7 +1067,7 @@ static void parse_check_tree(parse_state *ps, ast_node *root) {
 ast_node *parse_file(blk_arena *a, blk_diag *diag, int file) {
     if (!diag || file < 0 || file >= diag->files.len) return NULL;
     int errors_before = diag->nerrors;
-    parse_state *ps = calloc(1, sizeof *ps);
+    parse_state *ps = blk_calloc(1, sizeof *ps);
     if (!ps) { diag_error(diag, LOC_NONE, "out of memory"); return NULL; }
     const blk_source *src = &diag->files.data[file];
     ps->a = a;
@@ -1078,7 +1078,7 @@ ast_node *parse_file(blk_arena *a, blk_diag *diag, int file) {
     ps->prev = LOC_NONE;
     ps->tok = (blk_loc){file, 0, 0};
     ps->at_stmt_start = true;
-    ps->parser = ParserAlloc(malloc, ps);
+    ps->parser = ParserAlloc(blk_malloc, ps);
     if (!ps->parser) { diag_error(diag, LOC_NONE, "out of memory"); free(ps); return NULL; }
 
     uint32_t pos = 0;

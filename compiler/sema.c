@@ -597,6 +597,7 @@ static bool inline_size_ok(sema *S, sema_item *fn, sema_spec *sp, blk_loc loc) {
 static sema_val emit_call(sema *S, sema_item *fn, sema_spec *sp, sema_val *args, int n, blk_loc loc) {
     if (sp->failed) return sema_error();
     ir_value **ops = ARENA_ARRAY(S->a, ir_value *, n + 1);
+    if (!ops) return sema_error();
     int nops = 0;
     for (int k = 0; k < n; k++)
         if (args[k].kind == SV_VALUE) ops[nops++] = args[k].v;

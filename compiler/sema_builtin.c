@@ -1571,6 +1571,38 @@ static sema_val b_print(sema *S, ast_node *call, ast_node **a, const sema_builti
     return sema_void();
 }
 
+/* device_assert(cond, "message"?): cond a bool or a block of bools, checked
+ * when the kernel runs; without a message, the condition's source text is
+ * the message. */
+static sema_val b_device_assert(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val c = arg(S, a[0]);
+    if (c.kind == SV_ERROR) return sema_error();
+    if (!sema_is_numeric(c) || sema_type_of(c).dtype != DT_BOOL) {
+        diag_error(S->d, a[0]->loc, "the condition of 'device_assert' must be a bool or a block of bools, got %s",
+                   got_str(S, c));
+        return sema_error();
+    }
+    const char *msg;
+    if (a[1]) {
+        sema_val m = arg(S, a[1]);
+        if (m.kind == SV_ERROR) return sema_error();
+        if (m.kind != SV_STRING) {
+            diag_error(S->d, a[1]->loc, "the message of 'device_assert' must be a string, got %s", sema_type_str(S, m));
+            return sema_error();
+        }
+        msg = m.str;
+    } else {
+        blk_loc l = a[0]->loc;
+        const blk_source *src = l.file >= 0 && l.file < S->d->files.len ? &S->d->files.data[l.file] : NULL;
+        msg = src && l.off + l.len <= src->size ? arena_strndup(S->a, src->text + l.off, l.len) : "";
+    }
+    if (!need_fn(S, call, bi)) return sema_error();
+    ir_value *v = sema_materialize(S, c, a[0]->loc);
+    ir_inst *i = sema_inst(S, IR_ASSERT, call->loc, &v, 1, NULL, 0, 0);
+    if (i) i->str = msg;
+    return sema_void();
+}
+
 /* static_assert(cond, "message"?) */
 static sema_val b_static_assert(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
     sema_val c = arg(S, a[0]);
@@ -1700,6 +1732,7 @@ static const sema_builtin builtins[] = {
     /* debugging and compile-time checks */
     {"print", "*", b_print, IR_PRINT, 0, false},
     {"static_assert", "cond, message?", b_static_assert, 0, 0, true},
+    {"device_assert", "cond, message?", b_device_assert, IR_ASSERT, 0, false},
     /* loop iterators (only valid in `for`) */
     {"range", "*", b_range, 0, 0, true},
     {"static_range", "*", b_range, 0, 0, true},

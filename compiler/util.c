@@ -21,7 +21,29 @@ struct blk_arena {
 
 enum { CHUNK_MIN = 64 * 1024 };
 
-blk_arena *arena_new(void) { return calloc(1, sizeof(blk_arena)); }
+static _Thread_local long alloc_count, alloc_fail; /* blk_alloc_fail_at */
+static _Thread_local long alloc_failures;         /* blk_alloc_failures */
+
+static bool alloc_ok(void) { return ++alloc_count != alloc_fail; }
+
+static void *counted(void *p) {
+    if (!p) alloc_failures++;
+    return p;
+}
+
+void *blk_malloc(size_t n) { return counted(alloc_ok() ? malloc(n ? n : 1) : NULL); }
+void *blk_calloc(size_t n, size_t size) { return counted(alloc_ok() ? calloc(n ? n : 1, size ? size : 1) : NULL); }
+void *blk_realloc(void *p, size_t n) { return counted(alloc_ok() ? realloc(p, n ? n : 1) : NULL); }
+long blk_alloc_failures(void) { return alloc_failures; }
+
+long blk_alloc_fail_at(long nth) {
+    long made = alloc_count;
+    alloc_count = 0;
+    alloc_fail = nth;
+    return made;
+}
+
+blk_arena *arena_new(void) { return blk_calloc(1, sizeof(blk_arena)); }
 
 void arena_free(blk_arena *a) {
     if (!a) return;
@@ -39,7 +61,7 @@ void *arena_alloc(blk_arena *a, size_t bytes) {
     chunk *c = a->head;
     if (!c || c->size - c->used < need) {
         size_t size = need > CHUNK_MIN ? need : CHUNK_MIN;
-        c = malloc(sizeof(chunk) + size);
+        c = blk_malloc(sizeof(chunk) + size);
         if (!c) { a->failed = true; return NULL; }
         c->size = size;
         c->used = 0;
@@ -97,7 +119,7 @@ static bool sb_reserve(blk_strbuf *sb, size_t extra) {
     if (sb->len + extra + 1 <= sb->cap) return true;
     size_t ncap = sb->cap ? sb->cap : 256;
     while (ncap < sb->len + extra + 1) ncap *= 2;
-    char *p = realloc(sb->data, ncap);
+    char *p = blk_realloc(sb->data, ncap);
     if (!p) { sb->failed = true; return false; }
     sb->data = p;
     sb->cap = ncap;
@@ -160,7 +182,7 @@ int read_file(const char *path, size_t max_bytes, char **out, size_t *len, char 
         return -1;
     }
     size_t cap = 4096, n = 0;
-    char *buf = malloc(cap + 1);
+    char *buf = blk_malloc(cap + 1);
     while (buf) {
         if (n == cap) {
             if (cap >= max_bytes) {
@@ -170,7 +192,7 @@ int read_file(const char *path, size_t max_bytes, char **out, size_t *len, char 
                 return -1;
             }
             cap = cap * 2 > max_bytes ? max_bytes : cap * 2;
-            char *nb = realloc(buf, cap + 1);
+            char *nb = blk_realloc(buf, cap + 1);
             if (!nb) { free(buf); buf = NULL; break; }
             buf = nb;
         }

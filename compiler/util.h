@@ -29,6 +29,22 @@ char *arena_printf(blk_arena *a, const char *fmt, ...)
 bool arena_failed(const blk_arena *a);
 size_t arena_bytes_used(const blk_arena *a);
 
+/* Every allocation of libblkc goes through these three (the arena's chunks,
+ * string buffers, the parser's stacks, the interpreter's values), so a test
+ * can make the nth one fail (blk_alloc_fail_at) and check that each failure
+ * ends in a clean error: no crash, no leak, no output claimed complete. */
+void *blk_malloc(size_t n);
+void *blk_calloc(size_t n, size_t size);
+void *blk_realloc(void *p, size_t n);
+/* Test mode, per thread: the nth allocation from now (1 = the next) fails,
+ * the others succeed; 0 = off. Returns how many allocations this thread made
+ * since the previous call (so a caller knows whether the nth was reached). */
+long blk_alloc_fail_at(long nth);
+/* Allocations that failed on this thread so far: the public API compares it
+ * before and after a call, so any failure inside (even one that only
+ * truncated a name or a text) makes the call report BLK_ERR_NOMEM. */
+long blk_alloc_failures(void);
+
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 

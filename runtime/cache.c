@@ -15,7 +15,14 @@
  * source both write identical bytes, and the last rename wins harmlessly.
  * Entries are only trusted when they belong to this user and are not
  * writable by others (a shared cache directory must not be a way to inject
- * code).
+ * code): an entry is opened with O_NOFOLLOW (a symlink planted under an
+ * entry's name is a miss, then replaced by the rename), and the directory
+ * itself must be this user's and not writable by others unless sticky (as
+ * /tmp is: then others cannot rename over our entries); otherwise there is
+ * no cache, silently (a cache only saves compiles).
+ *
+ * The header's first line names the format: an entry of another format (an
+ * older or newer runtime's) reads as corrupt, is deleted and rewritten.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -116,7 +123,12 @@ bool rt_cache_dir(const char *opt, char *buf, size_t n) {
     }
     if (len <= 0 || (size_t)len >= n - 80) return false; /* room for the entry name */
     struct stat st;
-    return mkdirs(buf) && stat(buf, &st) == 0 && S_ISDIR(st.st_mode);
+    if (!mkdirs(buf) || stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) return false;
+    /* Someone else's directory, or one others may write without the sticky
+     * bit, could be made to serve their entries: no cache there. */
+    if (st.st_uid != geteuid()) return false;
+    if ((st.st_mode & 022) && !(st.st_mode & S_ISVTX)) return false;
+    return true;
 }
 
 void rt_cache_entry_path(const char *dir, const rt_cache_key *k, char *buf, size_t n) {
@@ -125,7 +137,8 @@ void rt_cache_entry_path(const char *dir, const rt_cache_key *k, char *buf, size
 
 /* ---- files ---- */
 static int read_all(const char *path, size_t max, bool check_owner, char **out, size_t *len) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* entries: never through a symlink (dependencies may be links) */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (check_owner ? O_NOFOLLOW : 0));
     if (fd < 0) return -1;
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size > max ||

@@ -43,7 +43,9 @@ void rt_cache_key_compute(const char *compiler_version, const char *kind, const 
 
 /* The cache directory: opt if given ("" = no cache), else $BLKRT_CACHE_DIR
  * ("" = no cache), else $XDG_CACHE_HOME/blk, else $HOME/.cache/blk. Creates
- * it (mode 0700). False when caching is off or the directory is unusable. */
+ * it (mode 0700). False when caching is off or the directory is unusable:
+ * not creatable, not a directory, owned by another user, or writable by
+ * others without the sticky bit. */
 bool rt_cache_dir(const char *opt, char *buf, size_t n);
 
 /* The payload of an entry, malloc'd and NUL-terminated. BLKRT_ERR_NOT_FOUND

@@ -13,6 +13,11 @@
  * access in a kernel is reported (BLKRT_ERR_LAUNCH_FAILED) with the
  * interpreter's located message. Pointers that are not blkrt allocations are
  * passed unchecked, so host arrays can be used directly.
+ *
+ * A launch has the interpreter's step budget (blkrt_device_set_step_limit,
+ * passed to the program through the compiler's cpu_set_steps), so an endless
+ * loop fails the launch with a located message instead of hanging the
+ * calling thread forever.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +35,8 @@ struct rt_cpu_mem {
     pthread_mutex_t lock;
     cpu_alloc *v;       /* sorted by base */
     int n, cap;
+    bool steps_set;     /* blkrt_device_set_step_limit was called (under lock) */
+    uint64_t steps;
 };
 
 struct rt_cpu_launch {
@@ -202,8 +209,16 @@ static blkrt_status run(blkrt_kernel *k, const rt_variant *v, const uint32_t gri
         }
     }
     blkrt_module *m = k->mod;
+    pthread_mutex_lock(&d->cpu->lock);
+    bool set = d->cpu->steps_set;
+    uint64_t steps = d->cpu->steps;
+    pthread_mutex_unlock(&d->cpu->lock);
+    if (set && !m->compiler->cpu_set_steps)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "kernel '%s': the registered compiler has no step budget "
+                      "(blkrt_device_set_step_limit)", k->name);
     char *log = NULL;
     pthread_mutex_lock(&m->run_lock);
+    if (set) m->compiler->cpu_set_steps(m->program, steps);
     blkrt_status st = m->compiler->cpu_run(m->program, v->entry, grid, cargs, nargs, &log);
     pthread_mutex_unlock(&m->run_lock);
     if (st) {
@@ -213,6 +228,19 @@ static blkrt_status run(blkrt_kernel *k, const rt_variant *v, const uint32_t gri
     }
     free(log);
     return st;
+}
+
+blkrt_status blkrt_device_set_step_limit(blkrt_device *d, uint64_t steps) {
+    blkrt_status st = rt_check_device(d, "blkrt_device_set_step_limit");
+    if (st) return st;
+    if (d->kind != BLKRT_KIND_CPU)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_device_set_step_limit: only the CPU device has a step budget "
+                      "(on a GPU: blkrt_stream_synchronize_timeout)");
+    pthread_mutex_lock(&d->cpu->lock);
+    d->cpu->steps_set = true;
+    d->cpu->steps = steps;
+    pthread_mutex_unlock(&d->cpu->lock);
+    return BLKRT_OK;
 }
 
 blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,

@@ -62,6 +62,8 @@ enum {
     RT_CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES = 701,
     RT_CUDA_ERROR_LAUNCH_TIMEOUT = 702,
+    RT_CUDA_ERROR_ASSERT = 710,
+    RT_CUDA_ERROR_HARDWARE_STACK_ERROR = 714,
     RT_CUDA_ERROR_ILLEGAL_INSTRUCTION = 715,
     RT_CUDA_ERROR_MISALIGNED_ADDRESS = 716,
     RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
@@ -98,6 +100,7 @@ enum {
 
     RT_CU_STREAM_DEFAULT = 0,
     RT_CU_EVENT_DEFAULT = 0,
+    RT_CU_EVENT_DISABLE_TIMING = 2,
     RT_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
     RT_CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
     RT_CU_GET_PROC_ADDRESS_SUCCESS = 0,
@@ -151,10 +154,12 @@ enum {
     X(cuStreamCreate, 2000, cuStreamCreate, (CUstream * s, unsigned int flags))                         \
     X(cuStreamDestroy, 4000, cuStreamDestroy_v2, (CUstream s))                                          \
     X(cuStreamSynchronize, 2000, cuStreamSynchronize, (CUstream s))                                     \
+    X(cuStreamQuery, 2000, cuStreamQuery, (CUstream s))                                                 \
     X(cuEventCreate, 2000, cuEventCreate, (CUevent * e, unsigned int flags))                            \
     X(cuEventDestroy, 4000, cuEventDestroy_v2, (CUevent e))                                             \
     X(cuEventRecord, 2000, cuEventRecord, (CUevent e, CUstream s))                                      \
     X(cuEventSynchronize, 2000, cuEventSynchronize, (CUevent e))                                        \
+    X(cuEventQuery, 2000, cuEventQuery, (CUevent e))                                                    \
     X(cuEventElapsedTime, 12080, cuEventElapsedTime_v2, (float *ms, CUevent start, CUevent end))        \
     X(cuStreamBeginCapture, 10010, cuStreamBeginCapture_v2, (CUstream s, CUstreamCaptureMode mode))     \
     X(cuStreamEndCapture, 10000, cuStreamEndCapture, (CUstream s, CUgraph * graph))                     \

@@ -162,11 +162,12 @@ blkrt_status blkrt_device_get_info(blkrt_device *d, blkrt_device_info *out) {
 blkrt_status blkrt_device_synchronize(blkrt_device *d) {
     blkrt_status st = rt_check_device(d, "blkrt_device_synchronize");
     if (st || d->kind == BLKRT_KIND_CPU) return st; /* the CPU device runs everything synchronously */
+    uint64_t mark = rt_launch_mark(d); /* launches up to here are finished when it succeeds */
     rt_ctx_scope sc;
     CUresult r = rt_ctx_enter(d, &sc);
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuCtxSynchronize();
     rt_ctx_leave(d, &sc);
-    return r ? rt_cu_err(r, "cuCtxSynchronize") : BLKRT_OK;
+    return rt_synced(d, NULL, true, mark, r, "cuCtxSynchronize");
 }
 
 /* ---- peers ---- */

@@ -9,7 +9,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define RT_NO_ALLOC_REDIRECT /* this file calls the real ones */
 #include "rt.h"
+
+static _Thread_local long alloc_count, alloc_fail; /* rt_alloc_fail_at */
+
+static bool alloc_ok(void) { return ++alloc_count != alloc_fail; }
+
+void *rt_malloc(size_t n) { return alloc_ok() ? malloc(n) : NULL; }
+void *rt_calloc(size_t n, size_t size) { return alloc_ok() ? calloc(n, size) : NULL; }
+void *rt_realloc(void *p, size_t n) { return alloc_ok() ? realloc(p, n) : NULL; }
+void *rt_aligned_alloc(size_t align, size_t n) { return alloc_ok() ? aligned_alloc(align, n) : NULL; }
+
+long rt_alloc_fail_at(long nth) {
+    long made = alloc_count;
+    alloc_count = 0;
+    alloc_fail = nth;
+    return made;
+}
 
 
 
@@ -54,6 +71,7 @@ const char *blkrt_status_name(blkrt_status s) {
     case BLKRT_ERR_IO: return "BLKRT_ERR_IO";
     case BLKRT_ERR_DRIVER: return "BLKRT_ERR_DRIVER";
     case BLKRT_ERR_NO_PEER_ACCESS: return "BLKRT_ERR_NO_PEER_ACCESS";
+    case BLKRT_ERR_TIMEOUT: return "BLKRT_ERR_TIMEOUT";
     }
     return "BLKRT_ERR_?";
 }
@@ -86,6 +104,8 @@ static const struct {
     {RT_CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
     {RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
     {RT_CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT"},
+    {RT_CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT"},
+    {RT_CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR"},
     {RT_CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
     {RT_CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS"},
     {RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
@@ -136,6 +156,8 @@ static blkrt_status status_of(CUresult r) {
     case RT_CUDA_ERROR_ILLEGAL_ADDRESS:
     case RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
     case RT_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case RT_CUDA_ERROR_ASSERT:
+    case RT_CUDA_ERROR_HARDWARE_STACK_ERROR:
     case RT_CUDA_ERROR_ILLEGAL_INSTRUCTION:
     case RT_CUDA_ERROR_MISALIGNED_ADDRESS:
     case RT_CUDA_ERROR_LAUNCH_FAILED: return BLKRT_ERR_LAUNCH_FAILED;
@@ -148,7 +170,7 @@ blkrt_status rt_cu_err(CUresult r, const char *what) {
 }
 
 char *rt_strndup(const char *s, size_t n) {
-    char *r = malloc(n + 1);
+    char *r = rt_malloc(n + 1);
     if (r) {
         memcpy(r, s, n);
         r[n] = 0;

@@ -31,7 +31,9 @@ blkrt_status blkrt_graph_begin_capture(blkrt_stream *s) {
     CUresult r = rt_ctx_enter(d, &sc);
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamBeginCapture(s->cu, RT_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
     rt_ctx_leave(d, &sc);
-    return r ? rt_cu_err(r, "cuStreamBeginCapture") : BLKRT_OK;
+    if (r) return rt_cu_err(r, "cuStreamBeginCapture");
+    s->capturing = true; /* its launches are not logged: they run with the graph */
+    return BLKRT_OK;
 }
 
 blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out) {
@@ -41,7 +43,23 @@ blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out) {
     *out = NULL;
     blkrt_device *d = s->dev;
     blkrt_graph *g = calloc(1, sizeof *g);
-    if (!g) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!g) {
+        /* The capture ends all the same (abandoned): a stream left capturing
+         * would refuse all later work. */
+        if (d->kind == BLKRT_KIND_CPU) {
+            rt_cpu_free_launches(s->cap_first);
+            s->cap_first = s->cap_last = NULL;
+        } else if (s->capturing) {
+            rt_ctx_scope sc;
+            CUgraph graph = NULL;
+            if (rt_ctx_enter(d, &sc) == RT_CUDA_SUCCESS && d->cu->cuStreamEndCapture(s->cu, &graph) == RT_CUDA_SUCCESS &&
+                graph)
+                d->cu->cuGraphDestroy(graph);
+            rt_ctx_leave(d, &sc);
+        }
+        s->capturing = false;
+        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "blkrt_graph_end_capture: out of memory (the capture is abandoned)");
+    }
     g->magic = RT_MAGIC_GRAPH;
     g->dev = d;
     if (d->kind == BLKRT_KIND_CPU) {
@@ -58,6 +76,7 @@ blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out) {
         CUresult r = rt_ctx_enter(d, &sc);
         const char *call = "cuStreamEndCapture";
         if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamEndCapture(s->cu, &graph);
+        s->capturing = false;
         if (r == RT_CUDA_SUCCESS) {
             call = "cuGraphInstantiate";
             r = d->cu->cuGraphInstantiateWithFlags(&g->exec, graph, 0);
@@ -85,7 +104,10 @@ blkrt_status blkrt_graph_launch(blkrt_graph *g, blkrt_stream *s) {
     CUresult r = rt_ctx_enter(d, &sc);
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuGraphLaunch(g->exec, cs);
     rt_ctx_leave(d, &sc);
-    return r ? rt_cu_err(r, "cuGraphLaunch") : BLKRT_OK;
+    if (r) return rt_cu_err(r, "cuGraphLaunch");
+    static const uint32_t one[3] = {1, 1, 1};
+    rt_launch_logged(d, s, cs, "", one, 0); /* 0 threads: a graph replay */
+    return BLKRT_OK;
 }
 
 blkrt_status blkrt_graph_destroy(blkrt_graph *g) {

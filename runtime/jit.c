@@ -6,7 +6,8 @@
  *               plus blk-meta lines describing its kernels (blkc_emit
  *               "meta-front": the backend's lines without running it), so
  *               the CPU device checks launches exactly like a GPU does;
- *   cpu_run     one launch through blkc_interp_run;
+ *   cpu_run     one launch through blkc_interp_run (cpu_set_steps: its
+ *               step budget, blkc_set_interp_steps);
  *   describe    .blk source -> the same blk-meta lines, for a GPU load that
  *               compiles variants only when launches need them;
  *   compile_ptx .blk source -> PTX with the backend's own blk-meta lines
@@ -30,6 +31,7 @@
 #include "blk/blkc.h"
 #include "blk/blkrt_jit.h"
 #include "compile.h"
+#include "util.h"
 
 #ifndef BLKRT_JIT_COMPILER_VERSION
 #define BLKRT_JIT_COMPILER_VERSION "blkrt_jit"
@@ -40,6 +42,13 @@ static char *dup_str(const char *s) {
     char *r = malloc(n + 1);
     if (r) memcpy(r, s, n + 1);
     return r;
+}
+
+/* st, or OUT_OF_MEMORY when it failed after an allocation of libblkc did
+ * (since `before`, blk_alloc_failures): whatever status the failure turned
+ * into on its way out (a NULL text reads as a compile error). */
+static blkrt_status oom_or(long before, blkrt_status st) {
+    return st != BLKRT_OK && blk_alloc_failures() != before ? BLKRT_ERR_OUT_OF_MEMORY : st;
 }
 
 /* The front end over req: a built context (or NULL with res->log and the
@@ -93,12 +102,13 @@ static blkrt_status finish(blkc_ctx *c, const char *text, blkrt_compile_result *
 /* The CPU device's blk-meta: the backend's description of each kernel's
  * unspecialised entry, without running the backend. */
 static blkrt_status cpu_build(const blkrt_compile_request *req, blkrt_compile_result *res) {
+    long before = blk_alloc_failures();
     blkrt_status st;
     blkc_ctx *c = build(req, NULL, NULL, res, &st);
-    if (!c) return st;
+    if (!c) return oom_or(before, st);
     if ((st = finish(c, blkc_emit(c, "meta-front"), res))) {
         blkc_free(c);
-        return st;
+        return oom_or(before, st);
     }
     res->program = c;
     return BLKRT_OK;
@@ -129,6 +139,8 @@ static blkrt_status cpu_run(void *program, const char *kernel, const uint32_t gr
 
 static void cpu_free(void *program) { blkc_free(program); }
 
+static void cpu_set_steps(void *program, uint64_t steps) { blkc_set_interp_steps(program, steps); }
+
 /* The backend's target for a device: the arch itself where the backend has
  * it, else the newest target whose PTX the device can JIT (PTX runs on any
  * later GPU, except the "a" features, which are sm_90-only). */
@@ -154,26 +166,28 @@ static blkrt_status unsupported(const blkrt_compile_request *req, blkrt_compile_
 static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_result *res) {
     const char *target = target_for(req->arch);
     if (!target) return unsupported(req, res);
+    long before = blk_alloc_failures();
     blkrt_status st;
     blkc_ctx *c = build(req, target, req->variant, res, &st);
-    if (!c) return st;
+    if (!c) return oom_or(before, st);
     pthread_mutex_lock(&ptx_lock);
     st = finish(c, blkc_emit(c, "ptx"), res);
     pthread_mutex_unlock(&ptx_lock);
     blkc_free(c);
-    return st;
+    return oom_or(before, st);
 }
 
 /* Text the front end alone gives (blkc_emit `what`) for target (NULL: the
  * interpreter's). */
 static blkrt_status front_text(const blkrt_compile_request *req, const char *target, const char *what,
                                blkrt_compile_result *res) {
+    long before = blk_alloc_failures();
     blkrt_status st;
     blkc_ctx *c = build(req, target, NULL, res, &st);
-    if (!c) return st;
+    if (!c) return oom_or(before, st);
     st = finish(c, blkc_emit(c, what), res);
     blkc_free(c);
-    return st;
+    return oom_or(before, st);
 }
 
 /* The kernels of a GPU load before any variant is compiled: front end only. */
@@ -200,6 +214,7 @@ static blkrt_compiler jit = {
     .cpu_free = cpu_free,
     .describe = describe,
     .autotune = autotune,
+    .cpu_set_steps = cpu_set_steps,
 };
 static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 

@@ -8,6 +8,9 @@
  * no locks, no string work unless an error is reported; everything that can
  * be computed once was computed when the module was loaded (module.c), or
  * for a kernel from source when its variant was first needed (lazy.c).
+ * After the launch, a record in the device's launch log (stream.c: a spin
+ * lock and a few stores) lets a later failed or timed-out synchronisation
+ * name it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -130,6 +133,7 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
         snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
         return rt_cu_err(r, what);
     }
+    rt_launch_logged(d, s, cs, k->name, grid, threads);
     return BLKRT_OK;
 }
 
@@ -183,5 +187,6 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
         snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
         return rt_cu_err(r, what);
     }
+    rt_launch_logged(d, s, cs, k->name, grid, (uint32_t)threads);
     return BLKRT_OK;
 }

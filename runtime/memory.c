@@ -109,7 +109,7 @@ static blkrt_status copy(copy_kind kind, bool async, blkrt_device *d, blkrt_ptr 
         }
     }
     rt_ctx_leave(d, &sc);
-    return r ? rt_cu_err(r, call) : BLKRT_OK;
+    return r ? rt_cu_err_on(d, r, call) : BLKRT_OK;
 }
 
 blkrt_status blkrt_memcpy_htod(blkrt_device *d, blkrt_ptr dst, const void *src, size_t bytes) {

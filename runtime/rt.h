@@ -28,6 +28,8 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "blk/blkrt.h"
 #include "cuda_api.h"
@@ -44,6 +46,28 @@ enum {
 };
 
 #define RT_IS(h, M) ((h) != NULL && (h)->magic == (M))
+
+/* ---- allocation (error.c) ----
+ * Every allocation of libblkrt goes through rt_malloc, rt_calloc,
+ * rt_realloc and rt_aligned_alloc, so a test can make the nth one fail
+ * (rt_alloc_fail_at) and check that each failure ends in a clean error with
+ * nothing leaked. The standard names are redirected to them here, after the
+ * system headers above, so every runtime file (which includes rt.h) keeps
+ * calling malloc and friends. */
+void *rt_malloc(size_t n);
+void *rt_calloc(size_t n, size_t size);
+void *rt_realloc(void *p, size_t n);
+void *rt_aligned_alloc(size_t align, size_t n);
+/* Test mode, per thread: the nth allocation from now (1 = the next) fails,
+ * the others succeed; 0 = off. Returns how many allocations this thread made
+ * since the previous call. */
+long rt_alloc_fail_at(long nth);
+#ifndef RT_NO_ALLOC_REDIRECT
+#define malloc(n) rt_malloc(n)
+#define calloc(n, size) rt_calloc(n, size)
+#define realloc(p, n) rt_realloc(p, n)
+#define aligned_alloc(align, n) rt_aligned_alloc(align, n)
+#endif
 
 /* ---- error.c ---- */
 /* Size of the per-thread message buffer (blkrt_last_error). */
@@ -67,6 +91,30 @@ bool rt_driver_has_no_device(void);
 const rt_cuda *rt_driver_peek(void);
 int rt_driver_version(void);
 
+/* ---- the launch log (stream.c) ----
+ * The last RT_LAUNCH_LOG launches of a GPU device, so that a synchronisation
+ * that fails or runs out of time can name the launch it was waiting for. A
+ * record is "finished" once a synchronisation of its stream (or of the
+ * device) that began after the launch succeeded; the oldest unfinished
+ * record of a stream is the launch its work is stuck in, or faulted in
+ * (stream order). Zeroed memory is an empty log. Writers take a spin lock
+ * for a few stores (the launch path stays lock-free of anything slower). */
+#define RT_LAUNCH_LOG 16
+typedef struct {
+    uint64_t seq;            /* 1, 2, ... in launch order; 0: an empty slot */
+    CUstream stream;
+    bool finished;
+    char kernel[64];         /* a copy: the module may be unloaded */
+    uint32_t grid[3], threads;
+    double ms;               /* rt_now_ms() at the launch */
+} rt_launch_rec;
+
+typedef struct {
+    atomic_int lock;
+    uint64_t next;           /* seq of the newest launch */
+    rt_launch_rec rec[RT_LAUNCH_LOG];
+} rt_launch_log;
+
 /* ---- devices ---- */
 typedef struct rt_cpu_mem rt_cpu_mem;
 
@@ -80,6 +128,7 @@ struct blkrt_device {
     int max_block[3];
     atomic_int children;     /* live modules, streams, events, graphs */
     rt_cpu_mem *cpu;         /* CPU: the allocation table */
+    rt_launch_log launches;  /* GPU: the last launches (stream.c) */
 };
 
 /* Make d's context current for one API call and restore the caller's after:
@@ -235,7 +284,8 @@ struct blkrt_stream {
     blkrt_device *dev;
     CUstream cu;
     bool foreign;            /* adopted with blkrt_stream_wrap: never destroyed here */
-    /* CPU device: launches recorded while capturing */
+    /* capturing into a graph (GPU: set by graph.c, so launches are not
+     * logged); CPU device: launches recorded while capturing */
     bool capturing;
     rt_cpu_launch *cap_first, *cap_last;
 };
@@ -256,6 +306,19 @@ struct blkrt_graph {
 
 /* Resolve a stream argument for device d (NULL = default stream). */
 blkrt_status rt_stream_for(blkrt_device *d, blkrt_stream *s, CUstream *out, const char *fn);
+/* Log a launch issued on cs (s: its handle or NULL; launches into a capture
+ * are not logged: they run only when the graph does). */
+void rt_launch_logged(blkrt_device *d, blkrt_stream *s, CUstream cs, const char *kernel, const uint32_t grid[3],
+                      uint32_t threads);
+/* The seq of the newest launch: take it before a synchronisation ... */
+uint64_t rt_launch_mark(blkrt_device *d);
+/* ... and pass it after: r == SUCCESS marks the launches of cs (all: of
+ * every stream) up to mark finished and returns OK; otherwise the error of
+ * `call`, naming the oldest unfinished launch. */
+blkrt_status rt_synced(blkrt_device *d, CUstream cs, bool all, uint64_t mark, CUresult r, const char *call);
+/* rt_cu_err for a call on d that may report an earlier kernel's fault
+ * (a synchronous copy): a fault code also names the oldest unfinished launch. */
+blkrt_status rt_cu_err_on(blkrt_device *d, CUresult r, const char *call);
 
 /* ---- cpu_device.c ---- */
 blkrt_status rt_cpu_open(blkrt_device *d);

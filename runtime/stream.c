@@ -1,12 +1,23 @@
-/* stream.c — streams and events.
+/* stream.c — streams, events, and synchronisation that names the launch
+ * it waits for.
  *
  * Streams are created with default flags: they synchronise with the legacy
  * default stream, so a synchronous copy after a launch on a stream sees the
  * kernel's results (what a C caller expects). On the CPU device work runs
  * when it is issued, so a stream is a token (and a capture list, graph.c)
  * and an event records the time it was reached.
+ *
+ * A GPU reports a kernel's fault (a trap, a failed device_assert, an illegal
+ * address) only at the next synchronisation, and a kernel that never ends
+ * only as a synchronisation that never returns. The launch log (rt.h) turns
+ * both into messages that name the launch: the oldest one on the stream not
+ * known to have finished. The timed forms poll cuStreamQuery / cuEventQuery
+ * instead of blocking, so the caller gets control back at the deadline.
  */
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "rt.h"
@@ -15,6 +26,184 @@ double rt_now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- the launch log ---- */
+static void log_lock(rt_launch_log *l) {
+    while (atomic_exchange_explicit(&l->lock, 1, memory_order_acquire)) sched_yield();
+}
+
+static void log_unlock(rt_launch_log *l) { atomic_store_explicit(&l->lock, 0, memory_order_release); }
+
+void rt_launch_logged(blkrt_device *d, blkrt_stream *s, CUstream cs, const char *kernel, const uint32_t grid[3],
+                      uint32_t threads) {
+    if (s && s->capturing) return;
+    rt_launch_log *l = &d->launches;
+    double now = rt_now_ms();
+    log_lock(l);
+    uint64_t seq = ++l->next;
+    rt_launch_rec *r = &l->rec[seq % RT_LAUNCH_LOG];
+    r->seq = seq;
+    r->stream = cs;
+    r->finished = false;
+    size_t n = strlen(kernel);
+    if (n >= sizeof r->kernel) n = sizeof r->kernel - 1;
+    memcpy(r->kernel, kernel, n);
+    r->kernel[n] = 0;
+    memcpy(r->grid, grid, sizeof r->grid);
+    r->threads = threads;
+    r->ms = now;
+    log_unlock(l);
+}
+
+uint64_t rt_launch_mark(blkrt_device *d) {
+    rt_launch_log *l = &d->launches;
+    log_lock(l);
+    uint64_t m = l->next;
+    log_unlock(l);
+    return m;
+}
+
+/* Mark the launches of cs (all: any) up to mark finished; or, with
+ * done false, copy the oldest unfinished one to *oldest and count them. */
+static int scan_log(blkrt_device *d, CUstream cs, bool all, uint64_t mark, bool done, rt_launch_rec *oldest) {
+    rt_launch_log *l = &d->launches;
+    int pending = 0;
+    log_lock(l);
+    for (int i = 0; i < RT_LAUNCH_LOG; i++) {
+        rt_launch_rec *r = &l->rec[i];
+        if (r->seq == 0 || r->finished || r->seq > mark || (!all && r->stream != cs)) continue;
+        if (done) {
+            r->finished = true;
+        } else {
+            if (pending == 0 || r->seq < oldest->seq) *oldest = *r;
+            pending++;
+        }
+    }
+    log_unlock(l);
+    return pending;
+}
+
+/* Append to the message which launch the failed or unfinished work is. */
+static void name_launch(blkrt_device *d, CUstream cs, bool all, uint64_t mark) {
+    rt_launch_rec r;
+    int pending = scan_log(d, cs, all, mark, false, &r);
+    char text[400];
+    if (pending == 0) {
+        snprintf(text, sizeof text, "; no launch through blkrt is pending on %s (the work was issued elsewhere, "
+                 "or before the last %d launches)", all ? "the device" : "this stream", RT_LAUNCH_LOG);
+    } else {
+        char what[160];
+        if (r.threads == 0) snprintf(what, sizeof what, "a graph replay");
+        else
+            snprintf(what, sizeof what, "kernel '%s' (grid %ux%ux%u, %u threads a block)", r.kernel, r.grid[0],
+                     r.grid[1], r.grid[2], r.threads);
+        char more[120] = "";
+        if (pending > 1)
+            snprintf(more, sizeof more, all ? " (the oldest of %d unfinished ones on the device)"
+                                            : " (the oldest of %d unfinished ones: the later ones wait for it)",
+                     pending);
+        snprintf(text, sizeof text, "; the launch not known to have finished: %s, launched %.3f s ago%s", what,
+                 (rt_now_ms() - r.ms) * 1e-3, more);
+    }
+    rt_err_append(text);
+}
+
+blkrt_status rt_synced(blkrt_device *d, CUstream cs, bool all, uint64_t mark, CUresult r, const char *call) {
+    if (r == RT_CUDA_SUCCESS) {
+        scan_log(d, cs, all, mark, true, NULL);
+        return BLKRT_OK;
+    }
+    blkrt_status st = rt_cu_err(r, call);
+    name_launch(d, cs, all, mark);
+    return st;
+}
+
+blkrt_status rt_cu_err_on(blkrt_device *d, CUresult r, const char *call) {
+    blkrt_status st = rt_cu_err(r, call);
+    switch (r) {
+    case RT_CUDA_ERROR_ILLEGAL_ADDRESS: case RT_CUDA_ERROR_LAUNCH_TIMEOUT: case RT_CUDA_ERROR_ASSERT:
+    case RT_CUDA_ERROR_HARDWARE_STACK_ERROR: case RT_CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case RT_CUDA_ERROR_MISALIGNED_ADDRESS: case RT_CUDA_ERROR_LAUNCH_FAILED:
+        name_launch(d, NULL, true, rt_launch_mark(d));
+        break;
+    default: break;
+    }
+    return st;
+}
+
+/* Poll cuStreamQuery(h) (event: cuEventQuery(h)) until it is no longer
+ * NOT_READY or timeout_ms pass: naps that double from 20 us to ~1 ms keep
+ * the wait cheap for the host without adding more than ~1 ms to a kernel's
+ * finish. */
+static CUresult poll_until(const rt_cuda *cu, bool event, void *h, uint32_t timeout_ms, double *waited) {
+    double start = rt_now_ms(), nap_us = 20;
+    for (;;) {
+        CUresult r = event ? cu->cuEventQuery((CUevent)h) : cu->cuStreamQuery((CUstream)h);
+        *waited = rt_now_ms() - start;
+        if (r != RT_CUDA_ERROR_NOT_READY || *waited >= (double)timeout_ms) return r;
+        double left_us = ((double)timeout_ms - *waited) * 1e3;
+        struct timespec ts = {0, (long)((nap_us < left_us ? nap_us : left_us) * 1e3)};
+        nanosleep(&ts, NULL);
+        if (nap_us < 1000) nap_us *= 2;
+    }
+}
+
+/* The TIMEOUT error of a wait on cs (all: the device) that ran out. */
+static blkrt_status timed_out(blkrt_device *d, CUstream cs, bool all, uint64_t mark, const char *fn, double waited) {
+    rt_err(BLKRT_ERR_TIMEOUT, "%s: %s has not finished after %.0f ms", fn, all ? "the device's work" : "the stream",
+           waited);
+    name_launch(d, cs, all, mark);
+    rt_err_append(". It goes on running: a kernel that never ends cannot be stopped, and its context stays "
+                  "busy until the process exits");
+    return BLKRT_ERR_TIMEOUT;
+}
+
+blkrt_status blkrt_stream_synchronize_timeout(blkrt_device *d, blkrt_stream *s, uint32_t timeout_ms) {
+    const char *fn = "blkrt_stream_synchronize_timeout";
+    if (s && !RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a stream handle", fn);
+    if (!d && s) d = s->dev;
+    blkrt_status st = rt_check_device(d, fn);
+    if (st) return st;
+    CUstream cs;
+    if ((st = rt_stream_for(d, s, &cs, fn))) return st;
+    if (d->kind == BLKRT_KIND_CPU) return BLKRT_OK;
+    uint64_t mark = rt_launch_mark(d);
+    rt_ctx_scope sc;
+    double waited = 0;
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS) r = poll_until(d->cu, false, (void *)cs, timeout_ms, &waited);
+    rt_ctx_leave(d, &sc);
+    if (r == RT_CUDA_ERROR_NOT_READY) return timed_out(d, cs, false, mark, fn, waited);
+    return rt_synced(d, cs, false, mark, r, "cuStreamQuery");
+}
+
+/* All work of the device: an event recorded on the legacy default stream
+ * completes after everything issued before it on every blocking stream
+ * (the streams blkrt creates; not non-blocking ones made elsewhere). */
+blkrt_status blkrt_device_synchronize_timeout(blkrt_device *d, uint32_t timeout_ms) {
+    const char *fn = "blkrt_device_synchronize_timeout";
+    blkrt_status st = rt_check_device(d, fn);
+    if (st || d->kind == BLKRT_KIND_CPU) return st;
+    uint64_t mark = rt_launch_mark(d);
+    rt_ctx_scope sc;
+    CUevent e = NULL;
+    double waited = 0;
+    const char *call = "cuEventCreate";
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventCreate(&e, RT_CU_EVENT_DISABLE_TIMING);
+    if (r == RT_CUDA_SUCCESS) {
+        call = "cuEventRecord";
+        r = d->cu->cuEventRecord(e, NULL);
+    }
+    if (r == RT_CUDA_SUCCESS) {
+        call = "cuEventQuery";
+        r = poll_until(d->cu, true, e, timeout_ms, &waited);
+    }
+    if (e) d->cu->cuEventDestroy(e);
+    rt_ctx_leave(d, &sc);
+    if (r == RT_CUDA_ERROR_NOT_READY) return timed_out(d, NULL, true, mark, fn, waited);
+    return rt_synced(d, NULL, true, mark, r, call);
 }
 
 blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out) {
@@ -72,6 +261,10 @@ blkrt_status blkrt_stream_destroy(blkrt_stream *s) {
         if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamDestroy(s->cu);
         rt_ctx_leave(d, &sc);
         if (r) return rt_cu_err(r, "cuStreamDestroy");
+    }
+    if (d->kind == BLKRT_KIND_GPU) {
+        /* its CUstream may be reused by the next stream made: forget its launches */
+        scan_log(d, s->cu, false, UINT64_MAX, true, NULL);
     } else {
         rt_cpu_free_launches(s->cap_first);
     }
@@ -86,11 +279,12 @@ blkrt_status blkrt_stream_synchronize(blkrt_stream *s) {
         return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_stream_synchronize: not a stream handle");
     blkrt_device *d = s->dev;
     if (d->kind == BLKRT_KIND_CPU) return BLKRT_OK;
+    uint64_t mark = rt_launch_mark(d);
     rt_ctx_scope sc;
     CUresult r = rt_ctx_enter(d, &sc);
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamSynchronize(s->cu);
     rt_ctx_leave(d, &sc);
-    return r ? rt_cu_err(r, "cuStreamSynchronize") : BLKRT_OK;
+    return rt_synced(d, s->cu, false, mark, r, "cuStreamSynchronize");
 }
 
 blkrt_status blkrt_event_create(blkrt_device *d, blkrt_event **out) {

@@ -10,7 +10,7 @@
  *   cg_sort.c         sort and topk: integer keys, bitonic network
  *   cg_convert.c      layout conversions and shape ops through shared memory
  *   cg_control.c      for / if / while / break / continue / return
- *   cg_print.c        print (device vprintf)
+ *   cg_print.c        print (device vprintf), assert (__assertfail)
  *   cg_dot.c          dot: shared-memory tiles, ldmatrix, mma.sync
  *
  * A block value is, in each thread, the array of LLVM values of the elements
@@ -143,7 +143,7 @@ bool cg_reduce(cg_ctx *C, ir_inst *in);
 bool cg_sort(cg_ctx *C, ir_inst *in);   /* cg_sort.c: SORT, TOPK */
 bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
-bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf */
+bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf, ASSERT through __assertfail */
 bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
 /* cg_dot.c: the pipeliner's plan for one for loop (pipeliner.h). begin: in
  * the preheader (lb, ub, step: i64), hoisted tiles and the first S-1

@@ -1,4 +1,5 @@
-/* cg_print.c — PRINT through CUDA's device printf, `i32 vprintf(ptr fmt,
+/* cg_print.c — the debugging ops: ASSERT through CUDA's __assertfail (at the
+ * end of this file), and PRINT through CUDA's device printf, `i32 vprintf(ptr fmt,
  * ptr args)`: the format string is a constant in global memory (addrspace
  * 1, cast to generic), the arguments a struct in local memory (an alloca in
  * the entry block) laid out with natural alignment, as vprintf reads them.
@@ -182,7 +183,50 @@ static void lower_print(cg_ctx *C, ir_inst *in) {
     }
 }
 
+/* ASSERT: each thread checks the elements it holds (replicas check their
+ * copies too: the same verdict) and on a false one calls CUDA's
+ *   void __assertfail(const char *message, const char *file, unsigned line,
+ *                     const char *function, size_t char_size)
+ * which prints "FILE:LINE: KERNEL: block: [x,y,z], thread: [x,y,z]
+ * Assertion `MESSAGE` failed." and traps; the launch fails with
+ * CUDA_ERROR_ASSERT at the host's next synchronisation, and the context is
+ * lost (docs/runtime.md). A `trap` follows in case it returns. */
+static void lower_assert(cg_ctx *C, ir_inst *in) {
+    LLVMBuilderRef b = C->b;
+    cg_val x = cg_get(C, in->operands[0], NULL);
+    LLVMValueRef ok = NULL;
+    for (int r = 0; r < x.n; r++) {
+        LLVMValueRef v = x.v[r];
+        if (LLVMTypeOf(v) != C->i1) v = LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstNull(LLVMTypeOf(v)), "");
+        ok = ok ? LLVMBuildAnd(b, ok, v, "") : v;
+    }
+    if (!ok) return;
+    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(C->llc, C->fn, "assert.fail");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "assert.ok");
+    LLVMBuildCondBr(b, ok, join, fail);
+    LLVMPositionBuilderAtEnd(b, fail);
+    int line = 0, col = 0;
+    diag_line_col(C->diag, in->loc, &line, &col);
+    const char *file = in->loc.file >= 0 && in->loc.file < C->diag->files.len ? C->diag->files.data[in->loc.file].path
+                                                                              : "<source>";
+    /* one string per statement: argument order is unspecified (F7) */
+    LLVMValueRef args[5];
+    args[0] = fmt_global(C, in->str ? in->str : "");
+    args[1] = fmt_global(C, file);
+    args[2] = cg_const_i32(C, line);
+    args[3] = fmt_global(C, C->f->name);
+    args[4] = LLVMConstInt(C->i64, 1, 0);
+    cg_call_extern(C, "__assertfail", LLVMVoidTypeInContext(C->llc), args, 5);
+    cg_call_intrinsic(C, "llvm.trap", NULL, 0, NULL, 0);
+    LLVMBuildBr(b, join);
+    LLVMPositionBuilderAtEnd(b, join);
+}
+
 bool cg_print(cg_ctx *C, ir_inst *in) {
+    if (in->op == IR_ASSERT) {
+        lower_assert(C, in);
+        return true;
+    }
     if (in->op != IR_PRINT) return false;
     lower_print(C, in);
     return true;

@@ -70,6 +70,22 @@ static void copy_values(interp *I, ir_value **dst, int ndst, ir_value *const *sr
 
 static interp_sig exec_inst(interp *I, ir_inst *in, ir_inst **term);
 
+/* Charge in's steps against the budget; false after reporting that it ran
+ * out, at the innermost loop running (a kernel without loops can only run
+ * out over a huge grid: then at the kernel). */
+static bool charge(interp *I, const ir_inst *in) {
+    int64_t n = in->num_results > 0 ? ir_numel(in->results[0]->type) : 1;
+    I->steps += (uint64_t)(n > 0 ? n : 1);
+    if (I->max_steps == 0 || I->steps <= I->max_steps) return true;
+    if (I->loop)
+        interp_error(I, I->loop, "kernel exceeded its step budget in this loop (%llu steps; "
+                     "BLK_INTERP_STEPS raises it)", (unsigned long long)I->max_steps);
+    else
+        interp_error(I, NULL, "kernel '%s' exceeded its step budget (%llu steps; BLK_INTERP_STEPS raises it)",
+                     I->func->name, (unsigned long long)I->max_steps);
+    return false;
+}
+
 interp_sig interp_run_region(interp *I, ir_region *r, ir_inst **term) {
     *term = NULL;
     for (ir_inst *in = r->first; in; in = in->next) {
@@ -80,6 +96,7 @@ interp_sig interp_run_region(interp *I, ir_region *r, ir_inst **term) {
         case IR_RETURN: *term = in; return SIG_RETURN;
         default: break;
         }
+        if (!charge(I, in)) return SIG_ERROR;
         interp_sig s = exec_inst(I, in, term);
         if (s != SIG_NEXT) return s;
     }
@@ -191,10 +208,18 @@ static interp_sig exec_while(interp *I, ir_inst *in, ir_inst **term) {
     }
 }
 
+/* A loop, as the innermost one running while it runs (for the budget). */
+static interp_sig exec_loop(interp *I, ir_inst *in, ir_inst **term) {
+    const ir_inst *outer = I->loop;
+    I->loop = in;
+    interp_sig s = in->op == IR_FOR ? exec_for(I, in, term) : exec_while(I, in, term);
+    I->loop = outer;
+    return s;
+}
+
 static interp_sig exec_inst(interp *I, ir_inst *in, ir_inst **term) {
     switch (in->op) {
-    case IR_FOR: return exec_for(I, in, term);
-    case IR_WHILE: return exec_while(I, in, term);
+    case IR_FOR: case IR_WHILE: return exec_loop(I, in, term);
     case IR_IF: return exec_if(I, in, term);
     case IR_LOAD: case IR_STORE: case IR_DESC_LOAD: case IR_DESC_STORE:
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS:
@@ -204,6 +229,7 @@ static interp_sig exec_inst(interp *I, ir_inst *in, ir_inst **term) {
         return interp_reduce(I, in);
     case IR_DOT: return interp_dot(I, in);
     case IR_PRINT: return interp_print(I, in);
+    case IR_ASSERT: return interp_assert(I, in);
     case IR_CALL:
         interp_error(I, in, "call to '%s' was not inlined", in->callee ? in->callee->name : "?");
         return SIG_ERROR;
@@ -335,8 +361,8 @@ static blk_status run_grid(interp *I) {
     return BLK_OK;
 }
 
-blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, int nargs, FILE *print_out,
-                      blk_diag *diag) {
+blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, int nargs, uint64_t max_steps,
+                      FILE *print_out, blk_diag *diag) {
     if (!f || !f->body) {
         diag_error(diag, LOC_NONE, "interpreter: no function to run");
         return BLK_ERR_USAGE;
@@ -367,15 +393,16 @@ blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, i
     I.func = f;
     I.diag = diag;
     I.out = print_out ? print_out : stdout;
+    I.max_steps = max_steps;
     for (int d = 0; d < 3; d++) I.grid[d] = grid[d];
     I.num_values = ir_number_values(f);
     if (!interp_check_func(f, I.num_values, diag)) return BLK_ERR_INTERNAL;
     size_t maxn = (size_t)li.max_numel;
-    I.vals = calloc((size_t)I.num_values + 1, sizeof *I.vals);
-    ir_scalar_val *data = calloc((size_t)li.total + 1, sizeof *data);
-    I.ptr_args = calloc((size_t)f->body->args.len + 1, sizeof *I.ptr_args);
-    I.scratch_f32 = malloc(sizeof(float) * 3 * maxn);
-    I.scratch_idx = malloc(sizeof(int32_t) * 2 * maxn);
+    I.vals = blk_calloc((size_t)I.num_values + 1, sizeof *I.vals);
+    ir_scalar_val *data = blk_calloc((size_t)li.total + 1, sizeof *data);
+    I.ptr_args = blk_calloc((size_t)f->body->args.len + 1, sizeof *I.ptr_args);
+    I.scratch_f32 = blk_malloc(sizeof(float) * 3 * maxn);
+    I.scratch_idx = blk_malloc(sizeof(int32_t) * 2 * maxn);
     blk_status st = BLK_OK;
     if (!I.vals || !data || !I.ptr_args || !I.scratch_f32 || !I.scratch_idx) {
         diag_error(diag, f->loc, "interpreter: out of memory for the values of kernel '%s' (%lld elements)",

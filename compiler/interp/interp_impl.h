@@ -4,7 +4,7 @@
  *   interp_mem.c     load/store, descriptors, atomics, bounds checking
  *   interp_reduce.c  reductions, scans, sort, topk
  *   interp_dot.c     dot
- *   interp_print.c   print
+ *   interp_print.c   print, assert
  *   interp_check.c   shape checks made once before running
  *
  * Every SSA value (numbered by ir_number_values) owns a slot of numel
@@ -45,6 +45,10 @@ typedef struct {
     int num_ptr_args;
     bool checked;              /* every pointer argument has a known size */
     int last_arg;              /* the pointer argument the last checked access hit */
+    /* The step budget (interp.h): steps taken so far by this launch, the
+     * limit (0 = none) and the innermost loop running, to name in the error. */
+    uint64_t steps, max_steps;
+    const ir_inst *loop;
     /* scratch for ops that need it, each sized for the largest value */
     float *scratch_f32;        /* 3 * max_numel */
     int32_t *scratch_idx;      /* 2 * max_numel */
@@ -65,6 +69,7 @@ interp_sig interp_memory(interp *I, ir_inst *in);    /* interp_mem.c */
 interp_sig interp_reduce(interp *I, ir_inst *in);    /* interp_reduce.c */
 interp_sig interp_dot(interp *I, ir_inst *in);       /* interp_dot.c */
 interp_sig interp_print(interp *I, ir_inst *in);     /* interp_print.c */
+interp_sig interp_assert(interp *I, ir_inst *in);    /* interp_print.c */
 
 /* Check the shape facts execution relies on (interp_check.c); false after
  * reporting malformed IR. Values must be numbered. */

@@ -1,4 +1,10 @@
-/* interp_print.c — PRINT: one line per program instance and print op,
+/* interp_print.c — PRINT and ASSERT (the debugging ops).
+ *
+ * ASSERT: the first false element stops the run with a located error
+ * "device_assert failed: MESSAGE" (naming the element of a block and the
+ * program instance), as the GPU's trap stops the launch.
+ *
+ * PRINT: one line per program instance and print op,
  *
  *   pid (X, Y, Z) PREFIX: V1 V2 ...
  *
@@ -48,7 +54,7 @@ static void format_block(blk_strbuf *sb, blk_dtype t, const ir_scalar_val *v, co
     sb_putc(sb, '[');
     for (int32_t i = 0; i < ty->shape[dim]; i++) {
         if (i) sb_puts(sb, ", ");
-        if (dim + 1 < ty->rank) {
+        if (dim + 1 < ty->rank && dim + 1 < IR_MAX_RANK) { /* (the bound: for gcc -O3's -Warray-bounds) */
             format_block(sb, t, v, ty, dim + 1, pos);
         } else {
             format_scalar(sb, t, v[*pos]);
@@ -84,5 +90,32 @@ interp_sig interp_print(interp *I, ir_inst *in) {
     sb_putc(&sb, '\n');
     fputs(sb_str(&sb), I->out);
     sb_free(&sb);
+    return SIG_NEXT;
+}
+
+interp_sig interp_assert(interp *I, ir_inst *in) {
+    ir_value *v = in->operands[0];
+    const ir_scalar_val *x = interp_val(I, v);
+    int64_t n = ir_numel(v->type);
+    for (int64_t k = 0; k < n; k++) {
+        if (x[k].i != 0) continue;
+        const char *msg = in->str ? in->str : "";
+        if (!ir_is_block(v->type)) {
+            interp_error(I, in, "device_assert failed: %s", msg);
+            return SIG_ERROR;
+        }
+        char idx[96];
+        int len = 0;
+        int64_t rest = k;
+        int64_t coord[IR_MAX_RANK];
+        for (int d = v->type.rank - 1; d >= 0; d--) {
+            coord[d] = rest % v->type.shape[d];
+            rest /= v->type.shape[d];
+        }
+        for (int d = 0; d < v->type.rank; d++)
+            len += snprintf(idx + len, sizeof idx - (size_t)len, "%s%lld", d ? ", " : "", (long long)coord[d]);
+        interp_error(I, in, "device_assert failed: %s (element [%s] is false)", msg, idx);
+        return SIG_ERROR;
+    }
     return SIG_NEXT;
 }

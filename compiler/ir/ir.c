@@ -86,7 +86,9 @@ ir_inst *ir_inst_new(ir_func *f, ir_op op, blk_loc loc, ir_value *const *operand
     i->num_regions = nregions;
     i->regions = nregions ? ARENA_ARRAY(a, ir_region *, nregions) : NULL;
     for (int k = 0; k < nregions && i->regions; k++) i->regions[k] = ir_region_new(f, i);
-    return i;
+    /* Out of memory part way: no half-built inst (callers check NULL; the
+     * arena has recorded the failure). */
+    return arena_failed(a) ? NULL : i;
 }
 
 void ir_append(ir_region *r, ir_inst *i) {

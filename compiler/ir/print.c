@@ -270,6 +270,10 @@ static void put_attrs(blk_strbuf *out, const ir_inst *i) {
         sb_puts(out, " prefix=");
         put_string(out, i->str ? i->str : "");
         break;
+    case IR_ASSERT:
+        sb_puts(out, " message=");
+        put_string(out, i->str ? i->str : "");
+        break;
     default:
         break;
     }

@@ -645,6 +645,12 @@ static void check_op(verifier *V, const ir_inst *i) {
     case IR_CALL:
         check_call(V, i);
         break;
+    case IR_ASSERT:
+        if (i->num_operands == 1 && ty(i, 0).dtype != DT_BOOL) {
+            char b1[96];
+            fail(V, i, "assert condition of type %s is not bool", tstr(ty(i, 0), b1));
+        }
+        break;
     case IR_FOR:
         check_for(V, i);
         break;

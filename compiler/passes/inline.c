@@ -75,11 +75,13 @@ typedef struct {
     ir_value_map *subst;
     bool any;   /* subst holds a call result (nothing to rewrite before) */
     int budget;
+    blk_arena *arena;
 } inliner;
 
 static void inline_region(inliner *in, ir_region *r) {
     ir_inst *i = r->first;
-    while (i) {
+    /* out of memory: a clone may be half built; passes_run stops after this */
+    while (i && !arena_failed(in->arena)) {
         if (in->any)
             for (int k = 0; k < i->num_operands; k++)
                 if (i->operands[k]) i->operands[k] = ir_value_map_resolve(in->subst, i->operands[k]);
@@ -95,7 +97,7 @@ static void inline_region(inliner *in, ir_region *r) {
 }
 
 void pass_inline(ir_module *m) {
-    inliner in = {.budget = MAX_INLINED_CALLS};
+    inliner in = {.budget = MAX_INLINED_CALLS, .arena = m->arena};
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
         in.subst = ir_value_map_new(m->arena);

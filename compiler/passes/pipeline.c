@@ -61,12 +61,15 @@ static void dump_if_asked(ir_module *m, const pass_opts *o, const char *point,
 }
 
 int passes_run(ir_module *m, const pass_opts *o) {
+    if (arena_failed(m->arena)) return 1;
     dump_if_asked(m, o, "sema", NULL);
     if (o->verify_each) {
         int problems = ir_verify_module(m, o->diag, "sema");
         if (problems) return problems;
     }
     for (int p = 0; p < NUM_PASSES; p++) {
+        /* A pass that ran out of memory may leave the IR half rewritten. */
+        if (arena_failed(m->arena)) return 1;
         if (o->opt_level >= pipeline[p].min_opt_level) pipeline[p].run(m);
         /* Dump before verifying: a broken IR is what one wants to look at. */
         dump_if_asked(m, o, pipeline[p].name, pipeline[p].dump);

@@ -13,6 +13,8 @@
 #                       gpu_tools target: one binary, since LLVM static twice
 #                       (~41 MB each) would not fit the 64 MiB tree
 #   libblkrt.so         the runtime for bindings (Python ctypes)
+#   gpu_assert_trap     a failed device_assert and a hung kernel, each in a
+#   assert_trap.ptx     process of its own (tests/gpu/assert_trap.c; libc only)
 #   run_on_device.sh    a copy of tests/gpu/run_on_device.sh
 #   MANIFEST            what was built, from which commit, sizes, ldd
 # The stdlib sources travel with the tree (stdlib/). Needs libzstd-dev (static
@@ -25,14 +27,17 @@ BUILD=${BLK_BUNDLE_BUILD:-$ROOT/build-gc-static}
 JOBS=${JOBS:-2}
 
 cmake -S "$ROOT" -B "$BUILD" -DBLK_LLVM_STATIC=ON -DCMAKE_BUILD_TYPE=Release >/dev/null
-make -C "$BUILD" -j"$JOBS" gpu_tools blkrt_shared >/dev/null
+make -C "$BUILD" -j"$JOBS" gpu_tools blkrt_shared gpu_assert_trap >/dev/null
 
 mkdir -p "$DIR"
-rm -f "$DIR/gpu_check" "$DIR/index_diff" "$DIR/libblkrt.so" "$DIR/run_on_device.sh" "$DIR/MANIFEST"
+rm -f "$DIR/gpu_check" "$DIR/index_diff" "$DIR/libblkrt.so" "$DIR/run_on_device.sh" "$DIR/MANIFEST" \
+      "$DIR/gpu_assert_trap" "$DIR/assert_trap.ptx"
 strip -o "$DIR/gpu_check" "$BUILD/tests/gpu/gpu_tools"
+strip -o "$DIR/gpu_assert_trap" "$BUILD/tests/gpu/gpu_assert_trap"
+cp "$BUILD/tests/gpu/assert_trap.ptx" "$DIR/assert_trap.ptx"
 strip --strip-unneeded -o "$DIR/libblkrt.so" "$BUILD/runtime/libblkrt.so"
 cp "$ROOT/tests/gpu/run_on_device.sh" "$DIR/run_on_device.sh"
-chmod +x "$DIR/gpu_check" "$DIR/run_on_device.sh"
+chmod +x "$DIR/gpu_check" "$DIR/gpu_assert_trap" "$DIR/run_on_device.sh"
 
 # Only the C/C++ runtime may remain dynamic: the GPU machine has no LLVM.
 bad=$(ldd "$DIR/gpu_check" | grep -v -E 'linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+\.so|libgcc_s\.so|libdl\.so|libpthread\.so|librt\.so' || true)

@@ -7,7 +7,7 @@
 #
 # Steps (each under `timeout`, the whole within BLK_GPU_BUDGET seconds,
 # default 400; a step that no longer fits is skipped and says so;
-# BLK_GPU_STEPS picks steps, default "check indexdiff bench memcheck racecheck"):
+# BLK_GPU_STEPS picks steps, default "check indexdiff bench memcheck racecheck traps"):
 #   env        nvidia-smi -L, driver, libdevice, compute-sanitizer, the bundle's MANIFEST
 #   check      gpu_check, every kernel/config/size (a hung kernel is named by
 #              the watchdog, then the check runs again without it)
@@ -18,12 +18,16 @@
 #   memcheck   compute-sanitizer --tool memcheck on gpu_check --quick
 #   racecheck  compute-sanitizer --tool racecheck on gpu_check --quick, for the
 #              kernels that go through shared memory (reductions, scans, conversions)
-# Logs go to $OUT (or /tmp/blk-gpu-out), five files (a device call returns at
+#   traps      gpu_assert_trap: a failed device_assert (CUDA_ERROR_ASSERT named
+#              with its kernel, the driver's "Assertion ... failed." line) and a
+#              hung kernel (a 2 s deadline names it), each in its own process,
+#              then gpu_check on vector_add in a fresh process (the GPU is fine)
+# Logs go to $OUT (or /tmp/blk-gpu-out), six files (a device call returns at
 # most 8): gpu_check.txt index_diff.txt gpu_bench_host.txt gpu_sanitizer.txt
-# gpu_summary.txt.
+# gpu_traps.txt gpu_summary.txt.
 # stdout gets the environment, failures, tables and the summary only (the
 # device call returns the tail). Exit status: the check's (1 if a kernel hung),
-# else 1 if index_diff failed.
+# else 1 if index_diff or the traps failed.
 # BLK_GPU_CHECK_ARGS adds arguments to the gpu_check runs (e.g. --dry-run with
 # the fake driver, --kernel NAME).
 set -u
@@ -31,7 +35,7 @@ B=${1:-build-carry}
 OUT=${OUT:-/tmp/blk-gpu-out}
 BUDGET=${BLK_GPU_BUDGET:-400}
 STDLIB=${BLK_STDLIB_DIR:-stdlib}
-STEPS=" ${BLK_GPU_STEPS:-check indexdiff bench memcheck racecheck} "
+STEPS=" ${BLK_GPU_STEPS:-check indexdiff bench memcheck racecheck traps} "
 mkdir -p "$OUT"
 T0=$(date +%s)
 export BLKRT_CACHE_DIR=   # no blk disk cache: every module is compiled here
@@ -41,6 +45,7 @@ LOG="$OUT/gpu_check.txt"
 ILOG="$OUT/index_diff.txt"
 BLOG="$OUT/gpu_bench_host.txt"
 SAN="$OUT/gpu_sanitizer.txt"
+TLOG="$OUT/gpu_traps.txt"
 SUMF="$OUT/gpu_summary.txt"
 read -r -a EXTRA <<< "${BLK_GPU_CHECK_ARGS:-}"
 SUMMARY=()
@@ -94,7 +99,7 @@ if ! "$GC" --list > /dev/null 2>&1; then
   { echo "$GC does not run here:"; "$GC" --list 2>&1 | head -5; ldd "$GC"; } | tee -a "$SUMF"
   exit 1
 fi
-: > "$LOG"; : > "$ILOG"; : > "$BLOG"; : > "$SAN"
+: > "$LOG"; : > "$ILOG"; : > "$BLOG"; : > "$SAN"; : > "$TLOG"
 
 # ---- the check ----
 CHECK_RC=skipped
@@ -166,6 +171,28 @@ elif want memcheck || want racecheck; then
   SUMMARY+=("memcheck, racecheck: compute-sanitizer not found")
 fi
 
+# ---- kernels that stop: a trap and a hang, each in its own process (last:
+# a hung kernel may keep the GPU busy until its process is gone) ----
+TRAPS_RC=skipped
+if want traps; then
+  if [ -x "$B/gpu_assert_trap" ] && [ -f "$B/assert_trap.ptx" ]; then
+    TRAPS_RC=0
+    run_step trap-assert 60 "$TLOG" "$B/gpu_assert_trap" assert "$B/assert_trap.ptx"
+    [ "$RC" = 0 ] || TRAPS_RC=1
+    grep -q 'Assertion `x must be below the limit` failed' "$TLOG" || { TRAPS_RC=1; echo "[trap-assert] no Assertion line from the driver" >> "$TLOG"; }
+    SUMMARY+=("trap-assert: rc=$RC ${DUR}s: $(grep -c 'Assertion `x must be below the limit` failed' "$TLOG") Assertion lines from the driver")
+    run_step trap-hang 60 "$TLOG" "$B/gpu_assert_trap" hang "$B/assert_trap.ptx"
+    [ "$RC" = 0 ] || TRAPS_RC=1
+    SUMMARY+=("trap-hang: rc=$RC ${DUR}s (exit with the kernel running: $(grep -c 'exiting with the kernel still running' "$TLOG"))")
+    run_step trap-after 60 "$TLOG" "$GC" --stdlib "$STDLIB" --quick --kernel vector_add
+    [ "$RC" = 0 ] || TRAPS_RC=1
+    SUMMARY+=("trap-after: rc=$RC ${DUR}s: a fresh process: $(grep -E '^[0-9]+ passed, [0-9]+ failed' "$TLOG" | tail -1)")
+  else
+    TRAPS_RC=1
+    SUMMARY+=("traps: no $B/gpu_assert_trap (an older bundle: rebuild it with bundle.sh)")
+  fi
+fi
+
 # ---- what the call's output shows ----
 {
   if want check; then
@@ -187,6 +214,11 @@ fi
     echo "==== host-side benchmarks ===="
     grep -E '^\||^error|TIMED OUT' "$BLOG"
   fi
+  if want traps && [ -s "$TLOG" ]; then
+    echo
+    echo "==== traps (gpu_traps.txt) ===="
+    grep -E '^(assert|hang):|^FAIL|TIMED OUT|Assertion|^\[trap' "$TLOG" | head -20 | cut -c1-400
+  fi
   if [ -n "$CS" ] && [ -s "$SAN" ]; then
     echo
     echo "==== compute-sanitizer (gpu_sanitizer.txt) ===="
@@ -207,4 +239,5 @@ fi
 if want indexdiff; then
   case "$INDEX_RC" in 0|skipped) ;; *) exit 1 ;; esac
 fi
+case "$TRAPS_RC" in 0|skipped) ;; *) exit 1 ;; esac
 exit 0

@@ -8,6 +8,7 @@
  * rules. Failures are injected with fake_fail_next or by the PTX text.
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,7 +261,10 @@ static const struct {
     {500, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
     {600, "CUDA_ERROR_NOT_READY", "device not ready"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+    {700, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
     {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED", "peer access is already enabled"},
+    {710, "CUDA_ERROR_ASSERT", "device-side assert triggered"},
+    {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered"},
     {719, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
     {900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "operation not permitted when stream is capturing"},
     {901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "operation failed due to a previous error during capture"},
@@ -926,6 +930,19 @@ EXPORT CUresult cuStreamSynchronize(CUstream s) {
     return RT_CUDA_SUCCESS;
 }
 
+/* fake_stall(1): the work never finishes; queries say NOT_READY (a hung kernel). */
+static atomic_int stalled;
+EXPORT void fake_stall(int on) { atomic_store(&stalled, on); }
+
+EXPORT CUresult cuStreamQuery(CUstream s) {
+    ENTER("cuStreamQuery");
+    NEED_CTX();
+    CUresult r = check_stream(s);
+    if (r) return r;
+    if (s && s->capturing) return RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    return atomic_load(&stalled) ? RT_CUDA_ERROR_NOT_READY : RT_CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuStreamBeginCapture_v2(CUstream s, CUstreamCaptureMode mode) {
     ENTER("cuStreamBeginCapture_v2");
     NEED_CTX();
@@ -1048,6 +1065,13 @@ EXPORT CUresult cuEventSynchronize(CUevent e) {
     NEED_CTX();
     if (!e || e->magic != M_EVENT) return RT_CUDA_ERROR_INVALID_HANDLE;
     return RT_CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuEventQuery(CUevent e) {
+    ENTER("cuEventQuery");
+    NEED_CTX();
+    if (!e || e->magic != M_EVENT) return RT_CUDA_ERROR_INVALID_HANDLE;
+    return atomic_load(&stalled) ? RT_CUDA_ERROR_NOT_READY : RT_CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {

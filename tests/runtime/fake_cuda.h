@@ -61,6 +61,7 @@ typedef struct {
     int (*ctx_depth)(void);                          /* this thread's context stack depth */
     int (*proc_address_calls)(void);                 /* cuGetProcAddress_v2 lookups (since load) */
     int (*peer_enabled)(int dev, int peer);          /* 1: cuCtxEnablePeerAccess from dev's context to peer's */
+    void (*stall)(int on);                           /* 1: work never finishes (queries NOT_READY) */
 } fake_api;
 
 /* dlopen the fake the runtime uses and fill *f. 0 on success. */
@@ -80,9 +81,11 @@ static inline int fake_api_load(fake_api *f) {
     FAKE_SYM(ctx_depth);
     FAKE_SYM(proc_address_calls);
     FAKE_SYM(peer_enabled);
+    FAKE_SYM(stall);
 #undef FAKE_SYM
     return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
-                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->peer_enabled
+                   f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->peer_enabled &&
+                   f->stall
                ? 0
                : -1;
 }

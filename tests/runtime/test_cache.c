@@ -1,11 +1,14 @@
 /* test_cache — the JIT disk cache (runtime/cache.c) around a fake compiler
  * hook on the fake GPU: SHA-256 known answers, canonical keys, hits and
  * misses, corrupted / torn / foreign entries recompiled, imports tracked,
- * compile errors not cached, concurrent loads of one source from 8 threads. */
+ * compile errors not cached, concurrent loads of one source from 8 threads;
+ * entries of another format, planted symlinks, modes, directories others
+ * may write into; writers in 4 processes damaging and replacing entries. */
 #include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cache.h"
@@ -304,6 +307,119 @@ static void concurrent(void) {
     CHECK(count_files(".tmp-") == 0, "no temporary files left");
 }
 
+/* Entries of another format, symlinks planted under an entry's name,
+ * modes, and directories that others could write into. */
+static void hostile(void) {
+    const char *src = "kernel vector_add(...) { /* hostile */ }";
+    char entry[600], text[256];
+    entry_path(src, 64, entry, sizeof entry);
+    atomic_store(&compiles, 0);
+    load_ok(src, dir, 64);
+    struct stat st;
+    CHECK(lstat(entry, &st) == 0 && (st.st_mode & 0777) == 0600, "entries are 0600 (%o)", st.st_mode & 0777);
+
+    /* Another format version (an older or newer runtime's): recompiled, rewritten in ours. */
+    write_file(entry, "blk-cache v2\npayload 3 0000000000000000000000000000000000000000000000000000000000000000\nend\nabc");
+    load_ok(src, dir, 64);
+    CHECK(compiles == 2, "a foreign format is recompiled");
+    FILE *f = fopen(entry, "rb");
+    CHECK(f && fgets(text, sizeof text, f) && strcmp(text, "blk-cache v1\n") == 0, "rewritten as v1");
+    if (f) fclose(f);
+    load_ok(src, dir, 64);
+    CHECK(compiles == 2, "then a hit");
+
+    /* A symlink planted under the entry's name, pointing at a valid entry
+     * elsewhere: never followed (a miss), replaced by a file of our own, and
+     * its target left alone. */
+    char target[600];
+    snprintf(target, sizeof target, "%s-planted", dir);
+    CHECK(rename(entry, target) == 0, "move the entry away");
+    CHECK(symlink(target, entry) == 0, "plant a symlink");
+    load_ok(src, dir, 64);
+    CHECK(compiles == 3, "the symlink was not followed");
+    CHECK(lstat(entry, &st) == 0 && S_ISREG(st.st_mode), "the entry is a regular file again");
+    CHECK(lstat(target, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0600, "the target is untouched");
+    unlink(target);
+
+    /* A directory the cache creates is 0700; one others may write into
+     * without the sticky bit, or another user's, is not used at all. */
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/made/here", dir);
+    load_ok(src, sub, 64);
+    CHECK(stat(sub, &st) == 0 && (st.st_mode & 0777) == 0700, "created 0700 (%o)", st.st_mode & 0777);
+    CHECK(compiles == 4, "a new directory: a miss");
+    CHECK(chmod(sub, 0777) == 0, "chmod 0777");
+    load_ok(src, sub, 64);
+    load_ok(src, sub, 64);
+    CHECK(compiles == 6, "a world-writable directory is not used (%d compiles)", compiles);
+    CHECK(chmod(sub, 01777) == 0, "chmod 01777");
+    load_ok(src, sub, 64);
+    CHECK(compiles == 6, "sticky (like /tmp): used");
+    CHECK(chmod(sub, 0770) == 0, "chmod 0770");
+    load_ok(src, sub, 64);
+    CHECK(compiles == 7, "group-writable: not used");
+    CHECK(chmod(sub, 0700) == 0, "chmod 0700");
+    if (geteuid() == 0) {
+        CHECK(chown(sub, 65534, 65534) == 0, "chown");
+        load_ok(src, sub, 64);
+        CHECK(compiles == 8, "another user's directory: not used");
+        CHECK(chown(sub, 0, 0) == 0, "chown back");
+    }
+    char p[700];
+    snprintf(p, sizeof p, "%s/made/here", dir);
+    DIR *dd = opendir(p);
+    for (struct dirent *e; dd && (e = readdir(dd));) {
+        char q[1000];
+        snprintf(q, sizeof q, "%s/%s", p, e->d_name);
+        if (e->d_name[0] != '.') unlink(q);
+    }
+    if (dd) closedir(dd);
+    rmdir(p);
+    snprintf(p, sizeof p, "%s/made", dir);
+    rmdir(p);
+}
+
+/* Writers in several processes: each loads a shared source and one of its
+ * own over and over, compiling on misses and replacing entries under the
+ * others' reads. Every load must succeed and every entry end whole. */
+static void processes(void) {
+    enum { P = 4, ROUNDS = 25 };
+    pid_t pid[P];
+    for (int i = 0; i < P; i++) {
+        if ((pid[i] = fork()) == 0) {
+            char own[96];
+            snprintf(own, sizeof own, "kernel vector_add(...) { /* process %d */ }", i);
+            int bad = 0;
+            for (int r = 0; r < ROUNDS; r++) {
+                blkrt_module *m = NULL;
+                const char *src = r % 2 ? own : "kernel vector_add(...) { /* shared by processes */ }";
+                if (r % 5 == 0) { /* damage the shared entry now and then */
+                    char e[600];
+                    entry_path("kernel vector_add(...) { /* shared by processes */ }", 32, e, sizeof e);
+                    if (truncate(e, 40) != 0) { /* not there yet: nothing to damage */ }
+                }
+                if (load(src, dir, 32, &m) != BLKRT_OK || blkrt_module_unload(m) != BLKRT_OK) bad++;
+            }
+            _exit(bad ? 1 : 0);
+        }
+    }
+    for (int i = 0; i < P; i++) {
+        int status = 0;
+        CHECK(pid[i] > 0 && waitpid(pid[i], &status, 0) == pid[i] && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+              "process %d: every load succeeded (status %d)", i, status);
+    }
+    atomic_store(&compiles, 0);
+    load_ok("kernel vector_add(...) { /* shared by processes */ }", dir, 32);
+    for (int i = 0; i < P; i++) {
+        char own[96];
+        snprintf(own, sizeof own, "kernel vector_add(...) { /* process %d */ }", i);
+        load_ok(own, dir, 32);
+    }
+    CHECK(compiles <= 1, "the entries are whole (%d of %d recompiled: only the shared one may be torn by the last "
+          "damage)", compiles, P + 1);
+    CHECK(count_files(".tmp-") == 0, "no temporary files left");
+}
+
 static void rm_dir(void) {
     DIR *dd = opendir(dir);
     struct dirent *e;
@@ -329,6 +445,8 @@ int main(void) {
     deps();
     errors();
     concurrent();
+    hostile();
+    processes();
     OK(blkrt_use_compiler(NULL));
     OK(blkrt_device_close(d));
     rm_dir();

@@ -2,7 +2,8 @@
  * libblkrt_jit: stdlib/elementwise.blk from source, vector_add and friends
  * launched through the checked blkrt API on blkrt memory, results checked
  * against C; launch checks, interpreter failures (out of bounds) and compile
- * errors as statuses; streams, events and graph capture/replay; threads.
+ * errors as statuses; the step budget and device_assert; streams, events and graph
+ * capture/replay; threads.
  *
  *   rt_test_cpu_device STDLIB_DIR
  */
@@ -218,6 +219,76 @@ static void compile_errors(void) {
 
 /* Threads: each loads its own module and launches, and all launch one
  * shared kernel (the interpreter program runs one launch at a time). */
+/* The step budget: an endless loop fails the launch with the interpreter's
+ * located message, and the device goes on working. */
+static const char SPIN[] =
+    "kernel spin(out: *i32, n: i32) {\n"
+    "    var i = 0;\n"
+    "    while i < n {\n"
+    "        i = i + 1 - n / 2147483647;\n"
+    "    }\n"
+    "    store(out, i);\n"
+    "}\n";
+
+static void step_budget(void) {
+    blkrt_source_options o = {.path = "spin.blk"};
+    blkrt_module *m = NULL;
+    OK(blkrt_module_load_source(cpu, SPIN, sizeof SPIN - 1, &o, &m));
+    if (!m) return;
+    blkrt_kernel *k;
+    OK(blkrt_module_kernel(m, "spin", &k));
+    blkrt_ptr out;
+    OK(blkrt_malloc(cpu, 4, &out));
+    uint32_t grid[3] = {1, 1, 1};
+    OK(blkrt_device_set_step_limit(cpu, 50000));
+    blkrt_arg args[] = {BLKRT_PTR(out), BLKRT_INT(2147483647)}; /* i + 1 - 1: forever */
+    FAILS(blkrt_launch(k, grid, args, 2, NULL), BLKRT_ERR_LAUNCH_FAILED,
+          "kernel 'spin' failed on the CPU interpreter:\nspin.blk:3:5: error: kernel exceeded its step budget in "
+          "this loop (50000 steps; BLK_INTERP_STEPS raises it) (program (0, 0, 0))\n        while i < n {\n        ^");
+    args[1] = BLKRT_INT(1000);
+    OK(blkrt_launch(k, grid, args, 2, NULL));
+    int32_t got = 0;
+    OK(blkrt_memcpy_dtoh(cpu, &got, out, 4));
+    CHECK(got == 1000, "spin to 1000 gave %d", got);
+    args[1] = BLKRT_INT(100000); /* ~5 steps an iteration: over 50000 */
+    FAILS(blkrt_launch(k, grid, args, 2, NULL), BLKRT_ERR_LAUNCH_FAILED, "exceeded its step budget in this loop");
+    OK(blkrt_device_set_step_limit(cpu, 0)); /* no limit */
+    OK(blkrt_launch(k, grid, args, 2, NULL));
+    OK(blkrt_memcpy_dtoh(cpu, &got, out, 4));
+    CHECK(got == 100000, "spin to 100000 gave %d", got);
+    FAILS(blkrt_device_set_step_limit(NULL, 1), BLKRT_ERR_INVALID_HANDLE, "blkrt_device_set_step_limit");
+    OK(blkrt_device_set_step_limit(cpu, 1u << 30)); /* the default again, for what follows */
+    OK(blkrt_free(cpu, out));
+    OK(blkrt_module_unload(m));
+}
+
+/* A failed device_assert fails the launch with the interpreter's located
+ * message; the device goes on. */
+static const char ASSERTS[] =
+    "kernel small(n: i32) {\n"
+    "    device_assert(n < 10, \"n must be below 10\");\n"
+    "}\n";
+
+static void device_asserts(void) {
+    blkrt_source_options o = {.path = "asserts.blk"};
+    blkrt_module *m = NULL;
+    OK(blkrt_module_load_source(cpu, ASSERTS, sizeof ASSERTS - 1, &o, &m));
+    if (!m) return;
+    blkrt_kernel *k;
+    OK(blkrt_module_kernel(m, "small", &k));
+    uint32_t grid[3] = {2, 1, 1};
+    blkrt_arg a = BLKRT_INT(3);
+    OK(blkrt_launch(k, grid, &a, 1, NULL));
+    a = BLKRT_INT(12);
+    FAILS_EXACTLY(blkrt_launch(k, grid, &a, 1, NULL), BLKRT_ERR_LAUNCH_FAILED,
+                  "kernel 'small' failed on the CPU interpreter:\nasserts.blk:2:5: error: device_assert failed: n must "
+                  "be below 10 (program (0, 0, 0))\n        device_assert(n < 10, \"n must be below 10\");\n"
+                  "        ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+    a = BLKRT_INT(9);
+    OK(blkrt_launch(k, grid, &a, 1, NULL));
+    OK(blkrt_module_unload(m));
+}
+
 static blkrt_kernel *shared_k;
 
 static void *worker(void *arg) {
@@ -279,6 +350,8 @@ int main(int argc, char **argv) {
     vector_add();
     streams_graphs();
     compile_errors();
+    step_budget();
+    device_asserts();
     threads();
     OK(blkrt_device_close(cpu));
     free(elementwise);

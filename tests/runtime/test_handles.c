@@ -35,6 +35,8 @@ static void all_calls(void *h, const char *what) {
         {blkrt_device_close(d), "blkrt_device_close"},
         {blkrt_device_get_info(d, &di), "blkrt_device_get_info"},
         {blkrt_device_synchronize(d), "blkrt_device_synchronize"},
+        {blkrt_device_synchronize_timeout(d, 1), "blkrt_device_synchronize_timeout"},
+        {blkrt_device_set_step_limit(d, 1), "blkrt_device_set_step_limit"},
         {blkrt_malloc(d, 16, &p), "blkrt_malloc"},
         {blkrt_free(d, 16), "blkrt_free"},
         {blkrt_memcpy_htod(d, 16, buf, 4), "blkrt_memcpy_htod"},
@@ -48,6 +50,7 @@ static void all_calls(void *h, const char *what) {
         {blkrt_stream_create(d, &so), "blkrt_stream_create"},
         {blkrt_stream_destroy(s), "blkrt_stream_destroy"},
         {blkrt_stream_synchronize(s), "blkrt_stream_synchronize"},
+        {blkrt_stream_synchronize_timeout(d, s, 1), "blkrt_stream_synchronize_timeout"},
         {blkrt_event_create(d, &eo), "blkrt_event_create"},
         {blkrt_event_destroy(e), "blkrt_event_destroy"},
         {blkrt_event_record(e, NULL), "blkrt_event_record"},
@@ -116,6 +119,7 @@ int main(void) {
     CHECK(strcmp(blkrt_status_name(BLKRT_OK), "BLKRT_OK") == 0, "OK name");
     CHECK(strcmp(blkrt_status_name(BLKRT_ERR_PTX_VERSION), "BLKRT_ERR_PTX_VERSION") == 0, "PTX_VERSION name");
     CHECK(strcmp(blkrt_status_name(BLKRT_ERR_DRIVER), "BLKRT_ERR_DRIVER") == 0, "DRIVER name");
+    CHECK(strcmp(blkrt_status_name(BLKRT_ERR_TIMEOUT), "BLKRT_ERR_TIMEOUT") == 0, "TIMEOUT name");
     CHECK(strcmp(blkrt_status_name((blkrt_status)999), "BLKRT_ERR_?") == 0, "unknown status");
     CHECK(strcmp(blkrt_version(), BLKRT_VERSION) == 0, "version");
     pthread_t t;

@@ -1,6 +1,10 @@
 /* test_stream — streams, events and graphs against the fake driver: the
  * driver call sequences, capture (launches recorded, not run, until the
- * graph is replayed; replays in order), errors during and around capture. */
+ * graph is replayed; replays in order), errors during and around capture;
+ * synchronisation with a deadline over work that never finishes (the fake's
+ * stall) and kernel faults at synchronisation, both naming the launch. */
+#include <stdarg.h>
+
 #include "cuda_api.h"
 #include "fake_cuda.h"
 #include "rt.h"
@@ -162,6 +166,114 @@ static void foreign_streams(void) {
     OK(blkrt_device_close(cpu));
 }
 
+/* The message must contain every one of the texts (NULL-terminated). */
+static void message_has(const char *what, ...) {
+    va_list ap;
+    va_start(ap, what);
+    for (const char *t; (t = va_arg(ap, const char *));)
+        CHECK(strstr(blkrt_last_error(), t) != NULL, "%s: message\n  %s\nlacks\n  %s", what, blkrt_last_error(), t);
+    va_end(ap);
+}
+
+static void deadlines(void) {
+    blkrt_stream *s;
+    OK(blkrt_stream_create(d, &s));
+    OK(blkrt_device_synchronize(d)); /* what the tests before left unfinished */
+    F.reset();
+    OK(launch_n(5, s));
+    F.stall(1);
+    double t0 = rt_now_ms();
+    FAILS(blkrt_stream_synchronize_timeout(NULL, s, 50), BLKRT_ERR_TIMEOUT,
+          "blkrt_stream_synchronize_timeout: the stream has not finished after ");
+    double took = rt_now_ms() - t0;
+    CHECK(took >= 50 && took < 2000, "a 50 ms deadline took %.1f ms", took);
+    CHECK(F.count_calls("cuStreamQuery") > 2, "polled (%d queries)", F.count_calls("cuStreamQuery"));
+    CHECK(F.count_calls("cuStreamSynchronize") == 0, "never blocks in the driver");
+    message_has("one launch", "; the launch not known to have finished: kernel 'vector_add' (grid 5x1x1, 128 threads "
+                "a block), launched 0.0", "It goes on running: a kernel that never ends cannot be stopped", NULL);
+    CHECK(!strstr(blkrt_last_error(), "oldest"), "one launch: %s", blkrt_last_error());
+
+    /* Several launches: the oldest is named (stream order: the rest wait for it). */
+    OK(launch_n(6, s));
+    FAILS(blkrt_stream_synchronize_timeout(d, s, 1), BLKRT_ERR_TIMEOUT, "(grid 5x1x1, 128 threads a block)");
+    message_has("two launches", "(the oldest of 2 unfinished ones: the later ones wait for it)", NULL);
+
+    /* The default stream's launches are its own; the device's are all of them. */
+    OK(launch_n(3, NULL));
+    FAILS(blkrt_stream_synchronize_timeout(d, NULL, 1), BLKRT_ERR_TIMEOUT, "kernel 'vector_add' (grid 3x1x1,");
+    FAILS(blkrt_device_synchronize_timeout(d, 1), BLKRT_ERR_TIMEOUT,
+          "blkrt_device_synchronize_timeout: the device's work has not finished after ");
+    message_has("device", "(grid 5x1x1,", "(the oldest of 3 unfinished ones on the device)", NULL);
+    CHECK(F.count_calls("cuEventQuery") >= 1, "the device waits on an event");
+
+    /* Work that finishes: OK, and a success marks the stream's launches finished. */
+    F.stall(0);
+    OK(blkrt_stream_synchronize_timeout(NULL, s, 1000));
+    F.stall(1);
+    FAILS(blkrt_device_synchronize_timeout(d, 1), BLKRT_ERR_TIMEOUT, "(grid 3x1x1,");
+    F.stall(0);
+    OK(blkrt_device_synchronize(d));
+    F.stall(1);
+    FAILS(blkrt_device_synchronize_timeout(d, 0), BLKRT_ERR_TIMEOUT,
+          "; no launch through blkrt is pending on the device (the work was issued elsewhere, or before the last 16 "
+          "launches)");
+    F.stall(0);
+
+    /* Only the last 16 launches are kept; a graph replay is one launch. */
+    for (int i = 0; i < 40; i++) OK(launch_n(100 + i, s));
+    F.stall(1);
+    FAILS(blkrt_stream_synchronize_timeout(NULL, s, 0), BLKRT_ERR_TIMEOUT, "(grid 124x1x1,");
+    F.stall(0);
+    OK(blkrt_stream_synchronize(s));
+    blkrt_graph *g;
+    OK(blkrt_graph_begin_capture(s));
+    OK(launch_n(77, s));
+    OK(blkrt_graph_end_capture(s, &g));
+    F.stall(1);
+    /* captured launches are not logged: they run with the replay */
+    FAILS(blkrt_stream_synchronize_timeout(NULL, s, 0), BLKRT_ERR_TIMEOUT, "no launch through blkrt is pending on this stream");
+    FAILS(blkrt_device_synchronize_timeout(d, 0), BLKRT_ERR_TIMEOUT, "no launch through blkrt is pending on the device");
+    OK(blkrt_graph_launch(g, s));
+    FAILS(blkrt_stream_synchronize_timeout(NULL, s, 0), BLKRT_ERR_TIMEOUT,
+          "the launch not known to have finished: a graph replay, launched");
+    F.stall(0);
+    OK(blkrt_stream_synchronize(s));
+    OK(blkrt_graph_destroy(g));
+
+    /* A kernel's fault surfaces at the next synchronisation or copy: named. */
+    OK(launch_n(9, s));
+    F.fail_next("cuStreamSynchronize", RT_CUDA_ERROR_ASSERT);
+    FAILS(blkrt_stream_synchronize(s), BLKRT_ERR_LAUNCH_FAILED,
+          "cuStreamSynchronize: CUDA_ERROR_ASSERT (710): device-side assert triggered; the launch not known to have "
+          "finished: kernel 'vector_add' (grid 9x1x1, 128 threads a block)");
+    F.fail_next("cuStreamQuery", RT_CUDA_ERROR_ILLEGAL_INSTRUCTION);
+    FAILS(blkrt_stream_synchronize_timeout(NULL, s, 100), BLKRT_ERR_LAUNCH_FAILED,
+          "cuStreamQuery: CUDA_ERROR_ILLEGAL_INSTRUCTION (715): an illegal instruction was encountered; the launch "
+          "not known to have finished: kernel 'vector_add' (grid 9x1x1,");
+    F.fail_next("cuCtxSynchronize", RT_CUDA_ERROR_ILLEGAL_ADDRESS);
+    FAILS(blkrt_device_synchronize(d), BLKRT_ERR_LAUNCH_FAILED, "CUDA_ERROR_ILLEGAL_ADDRESS (700)");
+    message_has("device sync", "kernel 'vector_add' (grid 9x1x1,", NULL);
+    float h[4];
+    F.fail_next("cuMemcpyDtoH_v2", RT_CUDA_ERROR_ASSERT);
+    FAILS(blkrt_memcpy_dtoh(d, h, 0x1000, 16), BLKRT_ERR_LAUNCH_FAILED, "cuMemcpyDtoH: CUDA_ERROR_ASSERT (710)");
+    message_has("copy", "kernel 'vector_add' (grid 9x1x1,", NULL);
+    F.fail_next("cuMemcpyDtoH_v2", RT_CUDA_ERROR_INVALID_VALUE);
+    FAILS(blkrt_memcpy_dtoh(d, h, 0x1000, 16), BLKRT_ERR_DRIVER, "cuMemcpyDtoH: CUDA_ERROR_INVALID_VALUE");
+    CHECK(!strstr(blkrt_last_error(), "vector_add"), "not a kernel fault: %s", blkrt_last_error());
+    OK(blkrt_stream_synchronize(s));
+
+    /* Handles; the CPU device has nothing to wait for. */
+    FAILS(blkrt_stream_synchronize_timeout(NULL, NULL, 1), BLKRT_ERR_INVALID_HANDLE, "blkrt_stream_synchronize_timeout");
+    FAILS(blkrt_device_synchronize_timeout(NULL, 1), BLKRT_ERR_INVALID_HANDLE, "blkrt_device_synchronize_timeout");
+    blkrt_device *cpu;
+    OK(blkrt_device_open(BLKRT_DEVICE_CPU, &cpu));
+    FAILS(blkrt_stream_synchronize_timeout(cpu, s, 1), BLKRT_ERR_INVALID_VALUE, "the stream belongs to another device");
+    OK(blkrt_stream_synchronize_timeout(cpu, NULL, 0));
+    OK(blkrt_device_synchronize_timeout(cpu, 0));
+    OK(blkrt_device_close(cpu));
+    OK(blkrt_stream_destroy(s));
+}
+
 int main(void) {
     if (fake_api_load(&F) != 0) return 1;
     if (blkrt_device_open(0, &d) != BLKRT_OK) return 1;
@@ -170,6 +282,7 @@ int main(void) {
     streams_and_events();
     graphs();
     foreign_streams();
+    deadlines();
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");

@@ -274,7 +274,7 @@ static void test_bad_ir(void) {
     CHECK(st == BLK_ERR_INTERNAL && strstr(kb_diag(&k), "call to 'helper' in kernel 'caller' was not inlined"),
           "call: %s", kb_diag(&k));
     unsigned grid[3] = {1, 1, 1};
-    st = interp_run(callee, grid, NULL, 0, NULL, &k.diag);
+    st = interp_run(callee, grid, NULL, 0, INTERP_DEFAULT_STEPS, NULL, &k.diag);
     CHECK(st == BLK_ERR_USAGE && strstr(kb_diag(&k), "'helper' is a device function"), "device fn: %s", kb_diag(&k));
     kb_free(&k);
 }

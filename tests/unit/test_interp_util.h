@@ -75,7 +75,7 @@ static inline ir_value *kb_param(kb *k, ir_type t, const char *name) { return ir
 
 static inline blk_status kb_run(kb *k, unsigned gx, unsigned gy, const blk_arg *args, int nargs, FILE *out) {
     unsigned grid[3] = {gx, gy, 1};
-    return interp_run(k->f, grid, args, nargs, out, &k->diag);
+    return interp_run(k->f, grid, args, nargs, INTERP_DEFAULT_STEPS, out, &k->diag);
 }
 
 static inline const char *kb_diag(kb *k) { return sb_str(&k->diag.out); }

@@ -140,6 +140,13 @@ typedef struct {
  * `print` output goes to print_out (stdout when NULL). */
 blk_status blkc_interp_run(blkc_ctx *c, const char *kernel, const unsigned grid[3],
                            const blk_arg *args, int nargs, FILE *print_out);
+/* The step budget of each blkc_interp_run: a step is one instruction over
+ * one element of its result, counted over the whole grid; a run that takes
+ * more stops with BLK_ERR_RUNTIME and "kernel exceeded its step budget in
+ * this loop" at the innermost loop running (an endless loop ends instead of
+ * hanging the process). 0 = no limit. Default: $BLK_INTERP_STEPS when set
+ * (a decimal number; 0 = no limit), else 2^30 (~40 s of an endless loop). */
+void blkc_set_interp_steps(blkc_ctx *c, uint64_t steps);
 
 /* The pass pipeline, in order (NULL-terminated): the names blkc_set_dump_after
  * takes besides "sema". */

@@ -56,6 +56,7 @@ typedef enum {
     BLKRT_ERR_IO,              /* cache or file access failed */
     BLKRT_ERR_DRIVER,          /* another driver error: the message names the call and the CUresult */
     BLKRT_ERR_NO_PEER_ACCESS,  /* two GPUs cannot access each other's memory directly (no NVLink / PCIe P2P path) */
+    BLKRT_ERR_TIMEOUT,         /* a synchronisation with a deadline ran out: the message names the launch */
 } blkrt_status;
 
 const char *blkrt_status_name(blkrt_status s);  /* "BLKRT_ERR_JIT", ... */
@@ -100,6 +101,13 @@ blkrt_status blkrt_device_open(int ordinal, blkrt_device **out);
 blkrt_status blkrt_device_close(blkrt_device *d);
 blkrt_status blkrt_device_get_info(blkrt_device *d, blkrt_device_info *out);
 blkrt_status blkrt_device_synchronize(blkrt_device *d);
+/* The CPU device: the interpreter's step budget per launch (a step is one
+ * instruction over one element of its result, counted over the grid). A
+ * launch past it fails with BLKRT_ERR_LAUNCH_FAILED and the located message
+ * "kernel exceeded its step budget in this loop"; the device stays usable.
+ * 0 = no limit. Default: $BLK_INTERP_STEPS, else 2^30 (~40 s of an endless
+ * loop). A GPU: BLKRT_ERR_UNSUPPORTED (see blkrt_stream_synchronize_timeout). */
+blkrt_status blkrt_device_set_step_limit(blkrt_device *d, uint64_t steps);
 
 /* ---- several GPUs ----
  * Any number of devices can be open at once and used from any thread: one
@@ -147,6 +155,21 @@ blkrt_status blkrt_memset_async(blkrt_device *d, blkrt_ptr dst, uint8_t value, s
 blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out);
 blkrt_status blkrt_stream_destroy(blkrt_stream *s);
 blkrt_status blkrt_stream_synchronize(blkrt_stream *s);
+/* Synchronisation with a deadline (GPU; on the CPU device work is done when
+ * issued: BLKRT_OK at once). Waits at most timeout_ms for the work of s
+ * (NULL: the default stream of d; d may be NULL when s is given) or, with
+ * blkrt_device_synchronize_timeout, for all work of d. When time runs out:
+ * BLKRT_ERR_TIMEOUT, the work goes on, and the message names the oldest
+ * launch through blkrt not known to have finished (kernel, grid, block, how
+ * long ago; the runtime keeps the last 16 launches of each device, marked
+ * finished by every successful synchronisation of their stream or device)
+ * — the one a hung kernel is. A kernel that never ends cannot be stopped:
+ * the context stays busy and the process must exit to free the GPU
+ * (docs/runtime.md, "Failures on the GPU"). A kernel fault (a trap, a
+ * device_assert, an illegal address) at any synchronisation is
+ * BLKRT_ERR_LAUNCH_FAILED with the driver's error and that launch named. */
+blkrt_status blkrt_stream_synchronize_timeout(blkrt_device *d, blkrt_stream *s, uint32_t timeout_ms);
+blkrt_status blkrt_device_synchronize_timeout(blkrt_device *d, uint32_t timeout_ms);
 /* Adopt a CUstream this library did not create (a non-default
  * torch.cuda.Stream's cuda_stream, a cudaStream_t) on a GPU device: launches,
  * copies, events and graph capture work on it as on a created stream;
@@ -383,6 +406,10 @@ typedef struct {
      * per kernel that has them (blkc_emit "autotune"). NULL: no autotuning
      * (an autotuner then has the source's own values as its one config). */
     blkrt_status (*autotune)(const blkrt_compile_request *req, blkrt_compile_result *res);
+    /* The step budget of the next cpu_run calls of program (0 = no limit),
+     * called before them when blkrt_device_set_step_limit was; NULL: the
+     * compiler has no budget (such launches then fail as unsupported). */
+    void (*cpu_set_steps)(void *program, uint64_t steps);
 } blkrt_compiler;
 
 /* Register the compiler (NULL removes it). The struct must outlive its use. */
