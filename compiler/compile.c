@@ -10,7 +10,7 @@
 #include "front.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
-#include "sema.h"
+#include "sema/sema.h"
 
 #ifndef BLK_VERSION
 #define BLK_VERSION "0.0.0"

@@ -2,7 +2,7 @@
  * entry points of each stage. The stages, in order:
  *
  *   front.h   parse_file         source text -> AST_MODULE   (lex.re, parse.y, ast.c)
- *   sema.h    sema_build         AST -> Block IR, every check  (sema*.c)
+ *   sema/     sema_build         AST -> Block IR, every check  (compiler/sema/)
  *   passes.h  passes_run         the pass pipeline             (passes/)
  *   interp.h  interp_run         run Block IR on the CPU       (interp/)
  *

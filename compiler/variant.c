@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "sema.h"
+#include "sema/sema.h"
 
 static bool is_alpha(char c) { return c == '_' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
 

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "parse.h"
-#include "sema_internal.h"
+#include "sema/types.h"
 
 const char *lex_token_spelling(int kind);
 

@@ -1,10 +1,8 @@
-/* sema_stmt.c — statements, scopes and structured control flow.
+/* stmt.c — statements and structured control flow.
  *
- * Bindings live in a per-function stack with a name map pointing at the
- * innermost binding of each name (shadowing restores the hidden one when its
- * scope ends). Elaboration updates a var's binding in place as assignments
- * are met, so straight-line code needs no SSA construction. Regions need it:
- * before an if, for or while is emitted, its bodies are scanned for
+ * Elaboration updates a var's binding in place as assignments are met
+ * (scope.c), so straight-line code needs no SSA construction. Regions need
+ * it: before an if, for or while is emitted, its bodies are scanned for
  * assignments; the vars they assign are "carried":
  *
  *   if     results = carried vars; each region yields their values at its end
@@ -22,36 +20,7 @@
  */
 #include <string.h>
 
-#include "sema_internal.h"
-
-/* ---- scopes ---- */
-
-sema_binding *sema_bind(sema *S, const char *name, sema_bind_kind kind, sema_val v, blk_loc loc) {
-    if (!S->fn || !name) return NULL;
-    sema_binding *b = ARENA_NEW(S->a, sema_binding);
-    if (!b) return NULL;
-    b->name = name;
-    b->kind = kind;
-    b->val = v;
-    b->loc = loc;
-    b->shadowed = sema_map_get(&S->fn->names, name);
-    if (v.kind == SV_VALUE && v.v && !v.v->name) v.v->name = name;
-    sema_map_put(S->a, &S->fn->names, name, b);
-    VEC_PUSH(S->a, S->fn->stack, b);
-    return b;
-}
-
-int sema_scope_mark(sema *S) { return S->fn ? S->fn->stack.len : 0; }
-
-void sema_scope_pop(sema *S, int mark) {
-    if (!S->fn) return;
-    while (S->fn->stack.len > mark) {
-        sema_binding *b = S->fn->stack.data[--S->fn->stack.len];
-        sema_map_put(S->a, &S->fn->names, b->name, b->shadowed);
-    }
-}
-
-static blk_loc kw_loc(ast_node *n) { return n->op_loc.file >= 0 && n->op_loc.len ? n->op_loc : n->loc; }
+#include "sema/stmt.h"
 
 /* ---- carried vars ---- */
 
@@ -338,7 +307,7 @@ static bool if_stmt(sema *S, ast_node *n) {
         carry_end(&cs, NULL);
         return false;
     }
-    ir_inst *inst = sema_inst(S, IR_IF, kw_loc(n), &c.v, 1, carry_types(S, &cs), cs.n, 2);
+    ir_inst *inst = sema_inst(S, IR_IF, sema_name_loc(n), &c.v, 1, carry_types(S, &cs), cs.n, 2);
     if (!inst) {
         carry_end(&cs, NULL);
         return false;
@@ -435,7 +404,7 @@ static bool static_for(sema *S, ast_node *n, sema_val r[3]) {
         int mark = sema_scope_mark(S);
         sema_loop L;
         push_loop(S, &L, NULL, true);
-        sema_bind(S, n->name, BIND_LOOP, sema_weak_int(lo + i * step), kw_loc(n));
+        sema_bind(S, n->name, BIND_LOOP, sema_weak_int(lo + i * step), sema_name_loc(n));
         bool t = sema_block(S, n->body);
         S->fn->loop = L.outer;
         sema_scope_pop(S, mark);
@@ -480,7 +449,7 @@ static bool for_stmt(sema *S, ast_node *n) {
         carry_set cs;
         carry_begin(S, n->body, NULL, true, &cs);
         int mark = sema_scope_mark(S);
-        sema_bind(S, n->name, BIND_LOOP, sema_error(), kw_loc(n));
+        sema_bind(S, n->name, BIND_LOOP, sema_error(), sema_name_loc(n));
         sema_loop L;
         push_loop(S, &L, &cs, false);
         discard_branch(S, n->body, &cs);
@@ -526,7 +495,7 @@ static bool for_stmt(sema *S, ast_node *n) {
     if (!ops) return false;
     memcpy(ops, bounds, sizeof bounds);
     for (int k = 0; k < cs.n; k++) ops[3 + k] = cs.vars[k]->val.v;
-    ir_inst *inst = sema_inst(S, IR_FOR, kw_loc(n), ops, nops, carry_types(S, &cs), cs.n, 1);
+    ir_inst *inst = sema_inst(S, IR_FOR, sema_name_loc(n), ops, nops, carry_types(S, &cs), cs.n, 1);
     if (!inst) {
         carry_end(&cs, NULL);
         return false;
@@ -537,7 +506,7 @@ static bool for_stmt(sema *S, ast_node *n) {
     for (int k = 0; k < cs.n; k++) cs.vars[k]->val = sema_value(ir_region_add_arg(body, cs.vars[k]->pin_type, cs.vars[k]->name));
     ir_region *old = enter_region(S, body);
     int mark = sema_scope_mark(S);
-    sema_bind(S, n->name, BIND_LOOP, sema_value(iv), kw_loc(n));
+    sema_bind(S, n->name, BIND_LOOP, sema_value(iv), sema_name_loc(n));
     sema_loop L;
     push_loop(S, &L, &cs, false);
     bool t = sema_block(S, n->body);
@@ -553,7 +522,7 @@ static bool for_stmt(sema *S, ast_node *n) {
 static bool while_stmt(sema *S, ast_node *n) {
     carry_set cs;
     carry_begin(S, n->body, NULL, true, &cs);
-    ir_inst *inst = sema_inst(S, IR_WHILE, kw_loc(n), carry_values(S, cs.vars, cs.n), cs.n, carry_types(S, &cs),
+    ir_inst *inst = sema_inst(S, IR_WHILE, sema_name_loc(n), carry_values(S, cs.vars, cs.n), cs.n, carry_types(S, &cs),
                               cs.n, 2);
     if (!inst) {
         carry_end(&cs, NULL);
@@ -848,7 +817,7 @@ static bool returning_if(sema *S, ast_node *n, sema_val *ret) {
             return true;
         }
     }
-    ir_inst *inst = sema_inst(S, IR_IF, kw_loc(n), &c.v, 1, u.types, u.n, 0);
+    ir_inst *inst = sema_inst(S, IR_IF, sema_name_loc(n), &c.v, 1, u.types, u.n, 0);
     if (!inst) {
         *ret = sema_error();
         return true;

@@ -1,12 +1,24 @@
-/* sema_internal.h — what the sema files share.
+/* scope.h — the lowest layer of semantic analysis: what every sema file
+ * works on, and name resolution.
  *
- *   sema.c          items, modules and imports, module consts, kernels
- *                   (const params, attributes, autotune), fn specialisation
- *   sema_stmt.c     statements, scopes, if/for/while with carried vars,
- *                   tail returns of fns
- *   sema_expr.c     expressions: consts and folding, promotion, broadcasting,
- *                   casts, operators, IR emission helpers
- *   sema_builtin.c  the table of builtins, each with its checks and IR
+ * The layers, each calling only the ones below it (sema_build fills in the
+ * three upward pointers of sema_upcalls, below):
+ *
+ *   scope     scope.c      the context, name maps, bindings and scopes, name
+ *                          lookup, "did you mean" for undefined names
+ *   types     types.c      values and constants, conversions, promotion,
+ *                          broadcasting, the IR emission helpers
+ *   expr      expr.c       expressions: folding, operators, casts, indexing,
+ *                          names, type syntax
+ *   builtin   builtin.c    argument binding and the one table (builtins.def);
+ *                          the checks by family: builtin_math.c, _memory.c,
+ *                          _atomic.c, _reduce.c, _dot.c, _shape.c,
+ *                          _random.c, _program.c
+ *   stmt      stmt.c       statements, carried vars, if/for/while, tail returns
+ *   item      module.c     units, imports, items, module consts
+ *             call.c       call expressions, device fn specialisation
+ *             kernel.c     kernels: parameters, attributes, autotune
+ *             sema.c       sema_build: the walk over a compilation
  *
  * Elaboration is one walk that checks and emits. Every expression evaluates
  * to a sema_val: a run-time IR value, a compile-time constant, or one of the
@@ -19,12 +31,12 @@
  * SV_ERROR; every consumer passes SV_ERROR through silently, so one mistake
  * gives one message.
  */
-#ifndef BLK_SEMA_INTERNAL_H
-#define BLK_SEMA_INTERNAL_H
+#ifndef BLK_SEMA_SCOPE_H
+#define BLK_SEMA_SCOPE_H
 
 #include "ir/eval.h"
 #include "parse.h"
-#include "sema.h"
+#include "sema/sema.h"
 
 __extension__ typedef __int128 sema_i128;
 
@@ -108,9 +120,6 @@ typedef struct {
     int cap, len;
 } sema_map;
 
-void *sema_map_get(const sema_map *m, const char *key);
-void sema_map_put(blk_arena *a, sema_map *m, const char *key, void *val);
-
 typedef struct {
     int index;         /* into c->units */
     int state;         /* 0 not processed, 1 processing its imports, 2 done */
@@ -163,7 +172,24 @@ struct sema_fnctx {
     int64_t expanded;       /* its size after inlining so far (see sema_spec.expanded) */
 };
 
+/* Elaboration recurses upward in three places: a call expression may
+ * specialise a device fn, whose body is statements made of expressions; a
+ * name may be a module const, evaluated on first use; a reduce or scan
+ * calls its combine fn. The layers below items reach those three only
+ * through these pointers, which sema_build (sema.c) fills in before any
+ * elaboration, so that every call and #include between the sema files
+ * points down the layers (scope -> types -> expr -> builtin -> stmt -> item). */
+typedef struct sema sema;
 typedef struct {
+    /* call.c: a call expression (a builtin, a device fn, a descriptor method) */
+    sema_val (*call)(sema *S, ast_node *call);
+    /* module.c: the value of a module item (a const evaluated once) */
+    sema_val (*item_value)(sema *S, sema_item *it, blk_loc use);
+    /* call.c: combine fn `fn` (reduce/scan) on run-time values args[0..n) */
+    sema_val (*call_values)(sema *S, sema_item *fn, ir_value **args, int n, blk_loc loc);
+} sema_upcalls;
+
+struct sema {
     blkc_ctx *c;
     blk_arena *a;
     blk_diag *d;
@@ -177,7 +203,8 @@ typedef struct {
     int64_t kernels_expanded;/* size after inlining of the kernels lowered so far (size guard) */
     bool size_reported;
     VEC(sema_item *) const_stack; /* module consts being evaluated (cycle notes) */
-} sema;
+    sema_upcalls up;
+};
 
 enum {
     SEMA_MAX_DEPTH = 1000,       /* nested expressions, statements and calls */
@@ -194,110 +221,28 @@ enum {
     SEMA_MAX_PARAMS = 256,
 };
 
-/* ---- sema.c ---- */
+/* ---- scope.c ---- */
+
+void *sema_map_get(const sema_map *m, const char *key);
+void sema_map_put(blk_arena *a, sema_map *m, const char *key, void *val);
+bool sema_enter(sema *S, blk_loc loc); /* recursion guard; pair with sema_leave */
+void sema_leave(sema *S);
+/* Where a declaration's name is (its keyword's span for statements): the
+ * node's op_loc when the parser set one, else the node. */
+blk_loc sema_name_loc(ast_node *n);
 sema_unit *sema_unit_get(sema *S, int index);
+sema_item *sema_unit_lookup_item(sema *S, int unit, const char *name);
+
+sema_binding *sema_bind(sema *S, const char *name, sema_bind_kind kind, sema_val v, blk_loc loc);
+int sema_scope_mark(sema *S);
+void sema_scope_pop(sema *S, int mark);
 /* Look a name up in the scope: locals of the current fn, then module items
  * of the current unit, its import aliases and unqualified imports. Returns
  * false if the name is not bound (builtins are not looked up here). */
 bool sema_lookup(sema *S, const char *name, blk_loc loc, sema_val *out, sema_binding **binding);
-sema_item *sema_unit_lookup_item(sema *S, int unit, const char *name);
-sema_val sema_item_value(sema *S, sema_item *it, blk_loc use);
 void sema_report_undefined(sema *S, const char *name, blk_loc loc);
-/* Call a device fn with evaluated arguments (args[k] named by names[k] or NULL). */
-sema_val sema_call_fn(sema *S, sema_item *fn, ast_node *call, sema_val *args, ast_node **arg_nodes,
-                      const char **names, int nargs);
-/* Call combine fn `fn` (reduce/scan) on run-time values args[0..n) in the
- * current region, specialising it on their types. */
-sema_val sema_call_values(sema *S, sema_item *fn, ir_value **args, int n, blk_loc loc);
-bool sema_enter(sema *S, blk_loc loc); /* recursion guard; pair with sema_leave */
-void sema_leave(sema *S);
-
-/* ---- sema_stmt.c ---- */
-sema_binding *sema_bind(sema *S, const char *name, sema_bind_kind kind, sema_val v, blk_loc loc);
-int sema_scope_mark(sema *S);
-void sema_scope_pop(sema *S, int mark);
-/* Elaborate a block's statements; returns true if control cannot reach its
- * end (break, continue or return on every path). */
-bool sema_block(sema *S, ast_node *block);
-/* A fn body: like sema_block, with `return` allowed in tail position; the
- * returned value (SV_VOID if none) goes to *ret. */
-bool sema_fn_body(sema *S, ast_node *block, sema_val *ret);
-
-/* ---- sema_expr.c ---- */
-sema_val sema_expr(sema *S, ast_node *e);
-sema_val sema_error(void);
-sema_val sema_void(void);
-sema_val sema_value(ir_value *v);
-sema_val sema_int_const(blk_dtype t, bool weak, int64_t v);
-sema_val sema_float_const(blk_dtype t, bool weak, double v);
-sema_val sema_bool_const(bool b);
-/* A weak integer constant of any value in [INT64_MIN, UINT64_MAX]. */
-sema_val sema_weak_int(sema_i128 v);
-sema_i128 sema_const_i128(sema_val v);
-bool sema_fits(blk_dtype t, sema_i128 x); /* x is in t's value range */
-double sema_const_f64(sema_val v);
-bool sema_is_const_int(sema_val v);
-/* The dtype a weak constant takes when nothing asks otherwise. */
-blk_dtype sema_natural_dtype(sema_val v);
-/* The full type of a VALUE or CONST (consts: scalar of natural dtype). */
-ir_type sema_type_of(sema_val v);
-bool sema_is_numeric(sema_val v); /* VALUE or CONST */
-const char *sema_kind_name(sema_val v);
-/* Type text for messages ("f32[128]", "*const bf16", "tuple", ...). */
-const char *sema_type_str(sema *S, sema_val v);
-const char *sema_ir_type_str(sema *S, ir_type t);
-const char *sema_op_str(int op);
-
-ir_inst *sema_inst(sema *S, ir_op op, blk_loc loc, ir_value *const *ops, int nops, const ir_type *types,
-                   int nres, int nregions);
-ir_value *sema_op1(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x);
-ir_value *sema_op2(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x, ir_value *y);
-ir_value *sema_op3(sema *S, ir_op op, blk_loc loc, ir_type t, ir_value *x, ir_value *y, ir_value *z);
-/* Run-time form of a VALUE or CONST (weak consts in their natural dtype). */
-ir_value *sema_materialize(sema *S, sema_val v, blk_loc loc);
-/* Convert a VALUE or CONST to dtype `dt` and shape `shape` (shape must be a
- * broadcast of v's), as an implicit conversion: a weak integer constant must
- * fit. Returns NULL after an error. */
-ir_value *sema_convert(sema *S, sema_val v, blk_dtype dt, ir_type shape, blk_loc loc);
-/* The same, as a cast (narrowing allowed, float -> int truncates). */
-ir_value *sema_cast_to(sema *S, sema_val v, ir_type elem, ir_type shape, blk_loc loc);
-/* Convert a constant to dtype t (implicit conversion rules); false after an error. */
-bool sema_const_convert(sema *S, sema_val *v, blk_dtype t, blk_loc loc);
-sema_val sema_const_cast(sema_val v, ir_type to);
-ir_value *sema_broadcast_ir(sema *S, ir_value *v, ir_type shape, blk_loc loc);
-/* numpy broadcasting of two shapes; false if incompatible. */
-bool sema_broadcast_shape(ir_type a, ir_type b, ir_type *out);
-/* The dtype a binary op computes in; -1 if none (then *why says so). */
-int sema_promote(sema_val a, sema_val b, bool *weak);
-sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, ast_node *lhs, ast_node *rhs);
-/* Type syntax (AST_TYPE_*) to an ir_type; false after an error. */
-bool sema_type_from_ast(sema *S, ast_node *t, ir_type *out);
-/* Check/convert a value against an annotation; SV_ERROR after an error. */
-sema_val sema_check_annotation(sema *S, sema_val v, ir_type want, blk_loc loc, const char *what,
-                               const char *name);
-/* A power of two? */
-bool sema_is_pow2(int64_t x);
-
-/* ---- sema_builtin.c ---- */
-typedef struct sema_builtin sema_builtin;
-typedef sema_val (*sema_builtin_fn)(sema *S, ast_node *call, ast_node **args, const sema_builtin *bi);
-struct sema_builtin {
-    const char *name;
-    /* Parameters: positional first (`?` marks optional ones), then after ';'
-     * the named-only options. Positional ones may also be named. */
-    const char *params;
-    sema_builtin_fn check;
-    int op;      /* the IR op (or family op) it emits */
-    int kind;    /* ir_reduce / ir_atomic / ... for families */
-    bool const_ok; /* usable where no IR can be emitted (module consts) */
-};
-const sema_builtin *sema_builtin_find(const char *name);
-sema_val sema_builtin_call(sema *S, const sema_builtin *bi, ast_node *call);
-/* d.load([offs]) / d.store([offs], v) */
-sema_val sema_desc_method(sema *S, sema_val desc, const char *method, ast_node *call);
-/* All builtin names, NULL-terminated (for "did you mean"). */
+/* Builtin names (builtins.def), NULL past the last (for "did you mean"). */
 const char *sema_builtin_name(int i);
-/* Names usable as values: inf, nan, dtype names. */
-bool sema_builtin_value(const char *name, sema_val *out);
+bool sema_is_builtin(const char *name);
 
 #endif
