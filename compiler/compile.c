@@ -260,7 +260,7 @@ int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
  * the kernel built with its default (with -Werror too). */
 static blk_status check_defines(blkc_ctx *c) {
     VEC(const char *) names = {0};
-    /* launch parameters a define may set for every kernel (sema.c) */
+    /* launch parameters a define may set for every kernel (sema/kernel.c) */
     VEC_PUSH(c->arena, names, "num_warps");
     VEC_PUSH(c->arena, names, "num_stages");
     for (int u = 0; u < c->units.len; u++) {

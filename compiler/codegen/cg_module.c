@@ -369,15 +369,13 @@ void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
         if (!f->is_kernel) continue;
         ax_spec *none = ARENA_ARRAY(m->arena, ax_spec, f->body->args.len + 1);
         if (!none) return;
-        write_meta(out, f, ptx_ident(m->arena, f->name), f->num_warps > 0 ? f->num_warps : t->default_num_warps, 0,
-                   none);
+        write_meta(out, f, ptx_ident(m->arena, f->name), f->num_warps, 0, none);
     }
 }
 
 static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
     C->f = f;
-    C->num_warps = f->num_warps > 0 ? f->num_warps : C->tgt->default_num_warps;
-    f->num_warps = C->num_warps;
+    C->num_warps = f->num_warps; /* resolved by sema (sema/kernel.c: resolve_launch) */
     /* the variant's analyses, in pipeline order (passes/pipeline.c) */
     kernel_plan plan;
     bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, &plan);

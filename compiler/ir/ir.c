@@ -1,5 +1,6 @@
 /* ir.c — the op table and IR construction. */
 #include "ir.h"
+#include "target/target.h"
 
 #include <string.h>
 
@@ -22,8 +23,10 @@ ir_func *ir_func_new(ir_module *m, const char *name, bool is_kernel, blk_loc loc
     f->name = arena_strdup(m->arena, name);
     f->loc = loc;
     f->is_kernel = is_kernel;
-    f->num_warps = 4;
-    f->num_stages = 3;
+    /* IR built by hand (tests) launches as the default target's kernels
+     * do; sema sets both for every kernel it lowers (sema/kernel.c) */
+    f->num_warps = tgt_default()->default_num_warps;
+    f->num_stages = tgt_default()->default_num_stages;
     f->body = ir_region_new(f, NULL);
     if (m->last) m->last->next = f; else m->first = f;
     m->last = f;

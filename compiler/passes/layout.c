@@ -768,7 +768,7 @@ lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_
     lay_table *t = ARENA_NEW(a, lay_table);
     if (!t) return NULL;
     t->num_values = ir_number_values(f);
-    t->num_warps = f->num_warps > 0 ? f->num_warps : 4;
+    t->num_warps = f->num_warps;
     t->lay = ARENA_ARRAY(a, const lay_layout *, t->num_values + 1);
     lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes, wgmma};
     if (!t->lay || !L.want) { t->num_values = 0; return t; }

@@ -7,7 +7,7 @@
 
 #include "sema/item.h"
 
-/* ---- const parameters ---- */
+/* ---- defines, attributes, autotune configs ---- */
 
 static const compile_define *find_define(sema *S, const char *name) {
     for (int k = 0; k < S->c->defines.len; k++)
@@ -155,8 +155,61 @@ static void record_const(sema *S, ir_func *f, const char *name, sema_val v) {
     VEC_PUSH(S->a, f->consts, b);
 }
 
+/* ---- launch configuration ---- */
+
+enum { LAUNCH_WARPS, LAUNCH_STAGES };
+
+/* Where a kernel's num_warps [0] and num_stages [1] can come from, gathered
+ * while its attributes and parameters are checked (each value valid; 0:
+ * not given). resolve_launch picks. */
+typedef struct {
+    int64_t attr[2];  /* @num_warps(N), @num_stages(N) */
+    int64_t param[2]; /* a const parameter of that name: its value */
+} launch_sources;
+
+/* A kernel's num_warps and num_stages, decided here and nowhere else (layout,
+ * the pipeliner and codegen read f->num_warps and f->num_stages). For each,
+ * the first of these that gives a value wins:
+ *
+ *   1. a const parameter of that name (its own value: -D, its default, or the
+ *      first autotune config), when the kernel has one — then 2 and 3 do
+ *      not apply even if its value was rejected;
+ *   2. an integer define of that name (-D num_warps=8, blkc_define_int), which
+ *      applies to every kernel;
+ *   3. the first @autotune config's entry, when that config supplied the value
+ *      of some const parameter (use_config);
+ *   4. the attribute @num_warps(N) / @num_stages(N);
+ *   5. the target's default_num_warps / default_num_stages (target/sm*.c).
+ *
+ * A value from 2 or 3 is checked here (an error keeps the next source's). */
+static void resolve_launch(sema *S, ast_node *k, ir_func *f, const launch_sources *src, ast_node *config,
+                           bool use_config) {
+    const char *names[2] = {"num_warps", "num_stages"};
+    int64_t value[2] = {S->c->target->default_num_warps, S->c->target->default_num_stages};
+    for (int j = 0; j < 2; j++) {
+        if (src->attr[j]) value[j] = src->attr[j];
+        if (find_param(k, names[j])) {
+            if (src->param[j]) value[j] = src->param[j];
+            continue;
+        }
+        const compile_define *d = find_define(S, names[j]);
+        ast_node *e = use_config ? config_entry(config, names[j]) : NULL;
+        int64_t v;
+        if (d && !d->is_float && !d->is_bool) v = d->ival;
+        else if (e && const_int_arg(S, e, names[j], &v)) {}
+        else continue;
+        blk_loc loc = e ? e->loc : LOC_NONE;
+        if (j == LAUNCH_WARPS ? check_num_warps(S, v, loc) : check_num_stages(S, v, loc)) value[j] = v;
+    }
+    f->num_warps = (int)value[LAUNCH_WARPS];
+    f->num_stages = (int)value[LAUNCH_STAGES];
+}
+
+/* ---- kernels ---- */
+
 /* const NAME[: T] [= default] — the value of this compilation. */
-static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config, bool *use_config) {
+static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config, bool *use_config,
+                             launch_sources *launch) {
     ir_func *f = S->fn->func;
     ir_type t = ir_scalar(DT_I32);
     bool typed = false;
@@ -231,10 +284,10 @@ static void bind_const_param(sema *S, ast_node *k, ast_node *p, ast_node *config
     }
     if (strcmp(p->name, "num_warps") == 0) {
         if (!sema_is_const_int(v) || !check_num_warps(S, v.i, vloc)) goto fail;
-        f->num_warps = (int)v.i;
+        launch->param[LAUNCH_WARPS] = v.i;
     } else if (strcmp(p->name, "num_stages") == 0) {
         if (!sema_is_const_int(v) || !check_num_stages(S, v.i, vloc)) goto fail;
-        f->num_stages = (int)v.i;
+        launch->param[LAUNCH_STAGES] = v.i;
     }
     record_const(S, f, p->name, v);
     sema_bind(S, p->name, BIND_PARAM, v, sema_name_loc(p));
@@ -301,8 +354,8 @@ void sema_lower_kernel(sema *S, sema_item *item) {
     S->fn = &F;
     S->unit = item->unit;
 
-    /* attributes: validate; values are applied after the params (a const param wins) */
-    int64_t num_warps = 0, num_stages = 0;
+    /* attributes: validated here; resolve_launch applies them */
+    launch_sources launch = {0};
     ast_node *config = NULL, *no_spec = NULL;
     for (int a = 0; a < k->attrs.len; a++) {
         ast_node *attr = k->attrs.data[a];
@@ -318,8 +371,8 @@ void sema_lower_kernel(sema *S, sema_item *item) {
             }
             int64_t v;
             if (!const_int_arg(S, attr->args.data[0], an, &v)) continue;
-            if (nw && check_num_warps(S, v, attr->args.data[0]->loc)) num_warps = v;
-            if (ns && check_num_stages(S, v, attr->args.data[0]->loc)) num_stages = v;
+            if (nw && check_num_warps(S, v, attr->args.data[0]->loc)) launch.attr[LAUNCH_WARPS] = v;
+            if (ns && check_num_stages(S, v, attr->args.data[0]->loc)) launch.attr[LAUNCH_STAGES] = v;
         } else if (strcmp(an, "autotune") == 0) {
             config = check_autotune(S, k, attr);
         } else if (strcmp(an, "do_not_specialize") == 0) {
@@ -330,14 +383,12 @@ void sema_lower_kernel(sema *S, sema_item *item) {
                        an);
         }
     }
-    if (num_warps) f->num_warps = (int)num_warps;
-    if (num_stages) f->num_stages = (int)num_stages;
 
     bool use_config = false;
     for (int p = 0; p < k->params.len; p++) {
         ast_node *param = k->params.data[p];
         if (param->is_const) {
-            bind_const_param(S, k, param, config, &use_config);
+            bind_const_param(S, k, param, config, &use_config, &launch);
             continue;
         }
         ir_type t;
@@ -359,20 +410,7 @@ void sema_lower_kernel(sema *S, sema_item *item) {
         sema_bind(S, param->name, BIND_PARAM, sema_value(ir_func_add_param(f, t, param->name)), sema_name_loc(param));
     }
     if (no_spec) check_do_not_specialize(S, k, no_spec, f);
-    /* the first autotune config, when it had to supply a value, also sets
-     * num_warps/num_stages unless a const param or -D does */
-    const char *launch[2] = {"num_warps", "num_stages"};
-    for (int j = 0; j < 2; j++) {
-        const compile_define *d = find_define(S, launch[j]);
-        ast_node *e = use_config ? config_entry(config, launch[j]) : NULL;
-        if (find_param(k, launch[j])) continue;
-        int64_t v;
-        if (d && !d->is_float && !d->is_bool) v = d->ival;
-        else if (e && const_int_arg(S, e, launch[j], &v)) {}
-        else continue;
-        if (j == 0 && check_num_warps(S, v, e ? e->loc : LOC_NONE)) f->num_warps = (int)v;
-        if (j == 1 && check_num_stages(S, v, e ? e->loc : LOC_NONE)) f->num_stages = (int)v;
-    }
+    resolve_launch(S, k, f, &launch, config, use_config);
 
     bool terminated = sema_block(S, k->body);
     if (!terminated) sema_inst(S, IR_RETURN, k->loc, NULL, 0, NULL, 0, 0);

@@ -14,5 +14,6 @@ const tgt_target tgt_sm80 = {
     .smem_optin_max = 163 * 1024,
     .max_vec_bytes = 16,
     .default_num_warps = 4,
+    .default_num_stages = 3,
     .caps = TGT_CAP_CP_ASYNC,
 };

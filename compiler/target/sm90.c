@@ -8,7 +8,8 @@
 #define SM90_COMMON                                                               \
     .ptx_feature = "+ptx80", .ptx_version = 80, .sm = 90, .warp_size = 32,        \
     .max_threads_per_block = 1024, .smem_static_max = 48 * 1024,                  \
-    .smem_optin_max = 227 * 1024, .max_vec_bytes = 16, .default_num_warps = 4
+    .smem_optin_max = 227 * 1024, .max_vec_bytes = 16, .default_num_warps = 4,      \
+    .default_num_stages = 3
 
 const tgt_target tgt_sm90 = {
     .arch = "sm_90",

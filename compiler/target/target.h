@@ -32,7 +32,8 @@ typedef struct {
     int smem_static_max;       /* bytes of static shared memory per block (48 KB) */
     int smem_optin_max;        /* bytes per block with the opt-in attribute */
     int max_vec_bytes;         /* widest global access per thread (16: ld.v4.b32) */
-    int default_num_warps;
+    int default_num_warps;     /* a kernel's num_warps and num_stages where the program */
+    int default_num_stages;    /* sets none (sema/kernel.c: resolve_launch) */
     unsigned caps;             /* TGT_CAP_* */
 } tgt_target;
 
