@@ -118,7 +118,9 @@ static const gk_kernel gk_table[] = {
      "cdiv(seq,BM),bh", NULL,
      {"LSE=1", "CAUSAL=1 LSE=1", "D=128 LSE=1", "BM=16 BN=16 D=32 LSE=1",
       /* sm_90a wgmma: two warpgroups, a 128-wide key block, head dim 256 */
-      "D=128 BM=128 num_warps=8 LSE=1", "BM=128 BN=128 num_warps=8 CAUSAL=1 LSE=1", "D=256 BN=32 LSE=1"},
+      "D=128 BM=128 num_warps=8 LSE=1", "BM=128 BN=128 num_warps=8 CAUSAL=1 LSE=1", "D=256 BN=32 LSE=1",
+      /* grouped-query (k, v allocated for every head: a group reads the first bh/GROUP) */
+      "GROUP=2 LSE=1", "D=128 BM=128 num_warps=8 GROUP=3 CAUSAL=1 LSE=1"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
     {"fused_attn.blk", "attn_fwd", /* LSE = false: lse is never touched */

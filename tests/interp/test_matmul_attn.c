@@ -25,23 +25,27 @@ static void matmul(int M, int N, int K, int bm, int bn, int bk) {
     free(af); free(bf); free(a); free(b); free(c); free(want);
 }
 
-static void attention(int BH, int S, int causal) {
+/* BH query heads; GROUP of them share one K/V head (grouped-query) */
+static void attention(int BH, int S, int causal, int group) {
     const int D = 32;
-    const char *defs[] = {"D=32", "BM=16", "BN=16", causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", NULL};
-    size_t n = (size_t)BH * S * D;
-    float *qf = h_rand_f32(n, -1, 1), *kf = h_rand_f32(n, -1, 1), *vf = h_rand_f32(n, -1, 1);
-    uint16_t *q = h_to_bf16(qf, n), *k = h_to_bf16(kf, n), *v = h_to_bf16(vf, n), *out = calloc(n, 2);
+    char gdef[32];
+    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
+    const char *defs[] = {"D=32", "BM=16", "BN=16", causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D;
+    float *qf = h_rand_f32(n, -1, 1), *kf = h_rand_f32(nkv, -1, 1), *vf = h_rand_f32(nkv, -1, 1);
+    uint16_t *q = h_to_bf16(qf, n), *k = h_to_bf16(kf, nkv), *v = h_to_bf16(vf, nkv), *out = calloc(n, 2);
     float scale = 1.0f / sqrtf((float)D), *want = malloc(4 * n);
     float *lse = malloc(4 * (size_t)BH * S), *lse_want = malloc(4 * (size_t)BH * S); /* logsumexp per row */
     double *p = malloc(sizeof(double) * (size_t)S);
     for (int bh = 0; bh < BH; bh++)
         for (int i = 0; i < S; i++) {
             size_t qo = ((size_t)bh * S + i) * D;
+            int kh = bh / group;
             double m = -INFINITY, l = 0;
             int hi = causal ? i + 1 : S;
             for (int j = 0; j < hi; j++) {
                 double s = 0;
-                for (int d = 0; d < D; d++) s += (double)h_bf2f(q[qo + d]) * h_bf2f(k[((size_t)bh * S + j) * D + d]);
+                for (int d = 0; d < D; d++) s += (double)h_bf2f(q[qo + d]) * h_bf2f(k[((size_t)kh * S + j) * D + d]);
                 p[j] = s * scale;
                 m = fmax(m, p[j]);
             }
@@ -49,16 +53,18 @@ static void attention(int BH, int S, int causal) {
             lse_want[(size_t)bh * S + i] = (float)(m + log(l));
             for (int d = 0; d < D; d++) {
                 double o = 0;
-                for (int j = 0; j < hi; j++) o += p[j] * h_bf2f(v[((size_t)bh * S + j) * D + d]);
+                for (int j = 0; j < hi; j++) o += p[j] * h_bf2f(v[((size_t)kh * S + j) * D + d]);
                 want[qo + d] = (float)(o / l);
             }
         }
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd", defs);
-    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * n), BLK_PTR(v, 2 * n),
+    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
                       BLK_PTR(lse, 4 * (size_t)BH * S), BLK_INT(S), BLK_FLOAT(scale)};
     if (h_run(c, "attn_fwd", h_cdiv(S, 16), (unsigned)BH, 1, args, 7) == 0) {
-        h_close_bf16(causal ? "attn_fwd causal" : "attn_fwd", out, want, n, 2e-2f, 1e-2f);
-        h_close(causal ? "attn_fwd causal lse" : "attn_fwd lse", lse, lse_want, (size_t)BH * S, 1e-5f, 1e-5f);
+        char name[48];
+        snprintf(name, sizeof name, "attn_fwd%s group %d", causal ? " causal" : "", group);
+        h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
+        h_close(name, lse, lse_want, (size_t)BH * S, 1e-5f, 1e-5f);
     }
     blkc_free(c);
     free(qf); free(kf); free(vf); free(q); free(k); free(v); free(out); free(want); free(p); free(lse); free(lse_want);
@@ -70,8 +76,11 @@ int main(int argc, char **argv) {
     matmul(64, 64, 64, 32, 32, 16);
     matmul(50, 70, 45, 32, 32, 16);
     matmul(17, 33, 100, 16, 64, 32);
-    attention(2, 40, 0);
-    attention(2, 40, 1);
-    attention(1, 16, 1);
+    attention(2, 40, 0, 1);
+    attention(2, 40, 1, 1);
+    attention(1, 16, 1, 1);
+    attention(4, 40, 0, 2);  /* grouped-query: 2 query heads per K/V head */
+    attention(6, 33, 1, 3);
+    attention(4, 24, 0, 4);  /* multi-query: one K/V head for all four */
     return h_finish("matmul_attn");
 }
