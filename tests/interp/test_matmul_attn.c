@@ -73,5 +73,5 @@ int main(int argc, char **argv) {
     attention(2, 40, 0);
     attention(2, 40, 1);
     attention(1, 16, 1);
-    return h_finish("matmul_attn");
+    return test_finish("matmul_attn");
 }
