@@ -207,7 +207,10 @@ static char *dir_of(blk_arena *a, const char *path) {
     return arena_strndup(a, path, (size_t)(slash - path));
 }
 
-int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
+/* Load (once) a source file for an import written in unit `from` at `loc`:
+ * searched next to the importing file, then in -I dirs, then the stdlib dir.
+ * Returns the unit index, or -1 after reporting a located error. */
+static int load_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
     if (!path || !*path) {
         diag_error(&c->diag, loc, "empty import path");
         return -1;
@@ -253,6 +256,22 @@ int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc) {
     diag_note(&c->diag, LOC_NONE, "searched next to the importing file, %d -I director%s, and the stdlib (%s)",
               c->include_dirs.len, c->include_dirs.len == 1 ? "y" : "ies", c->stdlib_dir ? c->stdlib_dir : "none");
     return -1;
+}
+
+/* Load every file unit `u` imports, transitively, before sema starts (sema
+ * only looks the units up: c->units.data[u].imports). Depth first in source
+ * order, so units are numbered in the order sema's walk meets them; a file
+ * already loaded is not followed again, which ends a cycle (sema reports it). */
+static void load_imports(blkc_ctx *c, int u) {
+    ast_node *m = c->units.data[u].ast;
+    for (int k = 0; m && k < m->args.len; k++) {
+        ast_node *n = m->args.data[k];
+        if (n->kind != AST_IMPORT) continue;
+        int before = c->units.len;
+        int v = load_import(c, n->str, u, n->loc);
+        VEC_PUSH(c->arena, c->units.data[u].imports, v); /* units may have grown: index again */
+        if (v >= before) load_imports(c, v);
+    }
 }
 
 /* A define (-D, blkc_define*) must name a const parameter of some kernel of
@@ -312,7 +331,8 @@ static blk_status build_impl(blkc_ctx *c, const char *kernel) {
             return BLK_ERR_USAGE;
         }
     }
-    if (check_defines(c) != BLK_OK) return BLK_ERR_USAGE;
+    if (check_defines(c) != BLK_OK) return BLK_ERR_USAGE; /* the main module's kernels only */
+    load_imports(c, 0);
     if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
     if (!c->ir) return BLK_ERR_COMPILE;
     if (arena_failed(c->arena)) return BLK_ERR_NOMEM; /* IR half built: no pass may see it */

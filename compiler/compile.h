@@ -41,6 +41,8 @@ typedef struct {
     const char *path;   /* resolved path */
     int file;           /* diag file index */
     ast_node *ast;      /* AST_MODULE, NULL if it failed to parse */
+    VEC(int) imports;   /* per `import` item of ast, in source order: the unit
+                           it names, -1 if it did not load (reported) */
 } compile_unit;
 
 /* Limits that keep hostile input from exhausting the machine. */
@@ -78,10 +80,6 @@ struct blkc_ctx {
     cg_output cg;              /* PTX / LLVM IR / metadata */
 };
 
-/* Load (once) a source file for an import written in unit `from` at `loc`:
- * searched next to the importing file, then in -I dirs, then the stdlib dir.
- * Returns the unit index, or -1 after reporting a located error. */
-int compile_import(blkc_ctx *c, const char *path, int from_unit, blk_loc loc);
 /* The @autotune configs as "// blk-autotune v1" lines (autotune.c). */
 void compile_autotune_text(blkc_ctx *c, blk_strbuf *out);
 /* The default stdlib directory (stdlib_dir.c: installed, packaged or source). */

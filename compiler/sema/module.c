@@ -1,6 +1,7 @@
 /* module.c — units and their items: every unit's consts, fns and kernels in
- * a name table (duplicates are errors); imports followed depth first, so a
- * cycle is seen as an import of a unit still in progress; module consts
+ * a name table (duplicates are errors); imports (already loaded by compile.c:
+ * compile_unit.imports) followed depth first, so a cycle is seen as an import
+ * of a unit still in progress; module consts
  * evaluated lazily, once (cycles detected).
  */
 #include <string.h>
@@ -100,11 +101,14 @@ static void process_unit(sema *S, int index, unit_stack *stack) {
         else if (n->kind == AST_FN) add_item(S, U, n, ITEM_FN);
         else if (n->kind == AST_KERNEL) add_item(S, U, n, ITEM_KERNEL);
     }
+    const compile_unit *cu = &S->c->units.data[index];
+    int nimport = 0;
     for (int k = 0; k < m->args.len; k++) {
         ast_node *n = m->args.data[k];
         if (n->kind != AST_IMPORT) continue;
         U->importing = n->loc;
-        int v = compile_import(S->c, n->str, index, n->loc);
+        int v = nimport < cu->imports.len ? cu->imports.data[nimport] : -1;
+        nimport++;
         if (v < 0) continue;
         sema_unit *V = sema_unit_get(S, v);
         if (!V) continue;
@@ -113,7 +117,7 @@ static void process_unit(sema *S, int index, unit_stack *stack) {
             continue;
         }
         process_unit(S, v, stack);
-        U = sema_unit_get(S, index); /* the units vector may have grown */
+        U = sema_unit_get(S, index); /* sema's units vector may have grown */
         if (n->name) {
             if (sema_map_get(&U->items, n->name) || sema_map_get(&U->aliases, n->name)) {
                 diag_error(S->d, sema_name_loc(n), "import alias '%s' is already defined in this file", n->name);

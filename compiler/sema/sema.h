@@ -11,8 +11,8 @@
 
 #include "compile.h"
 
-/* Check the main module c->units.data[0] (and its imports, loaded through
- * compile_import) and lower `kernel` (NULL: every kernel) into c->ir, with
+/* Check the main module c->units.data[0] (and its imports, every one loaded
+ * by compile.c before this runs: compile_unit.imports) and lower `kernel` (NULL: every kernel) into c->ir, with
  * const parameters taken from c->defines, else their defaults. Returns the
  * number of errors reported (0 = success). */
 int sema_build(blkc_ctx *c, const char *kernel);

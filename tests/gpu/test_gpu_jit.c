@@ -16,16 +16,8 @@
 
 #include "blk/blkrt_jit.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-        }                                                                   \
-    } while (0)
+#include "../test_util.h"
+
 #define OK(call)                                                                               \
     do {                                                                                       \
         blkrt_status s_ = (call);                                                              \
@@ -133,7 +125,5 @@ int main(int argc, char **argv) {
     if (dd) closedir(dd);
     rmdir(cache);
     free(x), free(y), free(gpu), free(cpu);
-    if (failures) fprintf(stderr, "test_gpu_jit: %d failure(s)\n", failures);
-    else printf("test_gpu_jit: ok\n");
-    return failures != 0;
+    return test_finish("test_gpu_jit");
 }

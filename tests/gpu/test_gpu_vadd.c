@@ -20,16 +20,8 @@
 
 #include "blk/blkrt.h"
 
-static int failures;
-#define CHECK(cond, ...)                                                    \
-    do {                                                                    \
-        if (!(cond)) {                                                      \
-            failures++;                                                     \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);            \
-            fprintf(stderr, __VA_ARGS__);                                   \
-            fputc('\n', stderr);                                            \
-        }                                                                   \
-    } while (0)
+#include "../test_util.h"
+
 #define OK(call)                                                                               \
     do {                                                                                       \
         blkrt_status s_ = (call);                                                              \

@@ -15,19 +15,10 @@
 
 #include "blk/blkc.h"
 
-static int h_failures = 0;
+#include "../test_util.h"
+
 static const char *h_stdlib = "stdlib";
 static const char *h_testdir = ".";
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            h_failures++;                                                       \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fputc('\n', stderr);                                                \
-        }                                                                       \
-    } while (0)
 
 static inline void h_init(int argc, char **argv) {
     if (argc > 1) h_testdir = argv[1];
@@ -52,7 +43,7 @@ static inline blkc_ctx *h_build_opt(const char *dir, const char *file, const cha
     blk_status s = blkc_load_file(c, path);
     if (s == BLK_OK) s = blkc_build(c, kernel);
     if (s != BLK_OK) {
-        h_failures++;
+        failures++;
         fprintf(stderr, "FAIL: building %s in %s (status %d):\n%s", kernel, path, s, blkc_diagnostics(c));
         blkc_free(c);
         return NULL;
@@ -70,7 +61,7 @@ static inline int h_run(blkc_ctx *c, const char *kernel, unsigned gx, unsigned g
     unsigned grid[3] = {gx, gy, gz};
     blk_status s = blkc_interp_run(c, kernel, grid, args, nargs, NULL);
     if (s != BLK_OK) {
-        h_failures++;
+        failures++;
         fprintf(stderr, "FAIL: running %s (status %d):\n%s", kernel, s, blkc_diagnostics(c));
         return -1;
     }
@@ -142,7 +133,7 @@ static inline int h_close(const char *what, const float *got, const float *want,
         }
     }
     if (bad) {
-        h_failures++;
+        failures++;
         fprintf(stderr, "FAIL: %s: %zu of %zu elements differ (rtol %g, atol %g)\n", what, bad, n, rtol, atol);
     }
     return bad == 0;
@@ -163,14 +154,8 @@ static inline int h_equal_i32(const char *what, const int32_t *got, const int32_
             if (bad < 5) fprintf(stderr, "  %s[%zu]: got %d, want %d\n", what, i, got[i], want[i]);
             bad++;
         }
-    if (bad) { h_failures++; fprintf(stderr, "FAIL: %s: %zu of %zu differ\n", what, bad, n); }
+    if (bad) { failures++; fprintf(stderr, "FAIL: %s: %zu of %zu differ\n", what, bad, n); }
     return bad == 0;
-}
-
-static inline int h_finish(const char *name) {
-    if (h_failures) { fprintf(stderr, "%s: %d failure(s)\n", name, h_failures); return 1; }
-    printf("%s: ok\n", name);
-    return 0;
 }
 
 static inline unsigned h_cdiv(long a, long b) { return (unsigned)((a + b - 1) / b); }

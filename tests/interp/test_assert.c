@@ -62,5 +62,5 @@ int main(int argc, char **argv) {
     first_line("scalar", msg, "18:5: error: device_assert failed: n too large (program (0, 0, 0))");
     CHECK(out == 5, "nothing stored after the failed assert: %d", out);
     blkc_free(c);
-    return h_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }

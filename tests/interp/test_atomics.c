@@ -33,5 +33,5 @@ int main(int argc, char **argv) {
         }
     free(data);
     blkc_free(c);
-    return h_finish("test_atomics");
+    return test_finish("test_atomics");
 }

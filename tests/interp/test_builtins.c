@@ -302,7 +302,7 @@ static void grid_and_print(void) {
         text[got] = 0;
         CHECK(strstr(text, "pid (1, 0, 0)") && strstr(text, "pid1") && strstr(text, "0, 2, 4, 6"), "print output: '%s'", text);
     } else {
-        h_failures++;
+        failures++;
         fprintf(stderr, "FAIL: grid_info did not run:\n%s", c ? blkc_diagnostics(c) : "");
     }
     if (tmp) fclose(tmp);
@@ -338,5 +338,5 @@ int main(int argc, char **argv) {
     random_numbers();
     grid_and_print();
     ptr_cast();
-    return h_finish("builtins");
+    return test_finish("builtins");
 }

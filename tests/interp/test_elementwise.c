@@ -132,5 +132,5 @@ int main(int argc, char **argv) {
     for (int a = 0; a < 3; a++) activation(a, 333);
     denoise_blend(1001);
     temporal_blend(777);
-    return h_finish("elementwise");
+    return test_finish("elementwise");
 }

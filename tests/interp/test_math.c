@@ -339,5 +339,5 @@ int main(int argc, char **argv) {
     casts();
     countdown();
     offsets();
-    return h_finish("test_math");
+    return test_finish("test_math");
 }

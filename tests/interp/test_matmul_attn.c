@@ -82,5 +82,5 @@ int main(int argc, char **argv) {
     attention(4, 40, 0, 2);  /* grouped-query: 2 query heads per K/V head */
     attention(6, 33, 1, 3);
     attention(4, 24, 0, 4);  /* multi-query: one K/V head for all four */
-    return h_finish("matmul_attn");
+    return test_finish("matmul_attn");
 }

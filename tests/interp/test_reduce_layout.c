@@ -127,5 +127,5 @@ int main(int argc, char **argv) {
     transpose(37, 50);
     transpose(16, 16);
     head_reshape(2, 19, 3);
-    return h_finish("reduce_layout");
+    return test_finish("reduce_layout");
 }

@@ -307,5 +307,5 @@ int main(int argc, char **argv) {
     router((router_case){90, 64, 6, 32, 64, 1, 0, 1});
     aux_loss_balanced(64, 8, 2);
     aux_loss_balanced(300, 300, 1);
-    return h_finish("rope_moe");
+    return test_finish("rope_moe");
 }

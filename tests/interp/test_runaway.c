@@ -86,5 +86,5 @@ int main(int argc, char **argv) {
      * for a test) leaves room for real work. */
     CHECK(run(c, "sum_to", out, 2, 1000000, 1, msg, sizeof msg) == BLK_OK, "default: %s", msg);
     blkc_free(c);
-    return h_failures ? 1 : 0;
+    return failures ? 1 : 0;
 }

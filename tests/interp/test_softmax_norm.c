@@ -251,5 +251,5 @@ int main(int argc, char **argv) {
         norm_rows(kn, 2, 1, 8, 16, 16, 0, 0);       /* one column */
     }
     batchnorm(2, 3, 100);
-    return h_finish("softmax_norm");
+    return test_finish("softmax_norm");
 }

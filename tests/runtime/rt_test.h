@@ -1,5 +1,5 @@
-/* rt_test.h — what the runtime tests share: checks that report and go on,
- * status + message expectations, and small PTX builders. */
+/* rt_test.h — what the runtime tests share beyond ../test_util.h: status +
+ * message expectations, and small PTX builders. */
 #ifndef RT_TEST_H
 #define RT_TEST_H
 
@@ -11,17 +11,7 @@
 
 #include "blk/blkrt.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            failures++;                                     \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fputc('\n', stderr);                            \
-        }                                                   \
-    } while (0)
+#include "../test_util.h"
 
 /* A call must succeed. */
 #define OK(call)                                                                               \
@@ -49,12 +39,6 @@ static int failures;
         CHECK(strcmp(blkrt_last_error(), (text)) == 0, "%s: message\n  %s\nexpected\n  %s", #call,    \
               blkrt_last_error(), (text));                                                             \
     } while (0)
-
-__attribute__((unused)) static int finish(const char *name) {
-    if (failures) fprintf(stderr, "%s: %d failure(s)\n", name, failures);
-    else printf("%s: ok\n", name);
-    return failures != 0;
-}
 
 /* PTX the fake driver (and ptxas) accept: entry name and parameter types. */
 static const char PTX_HEAD[] =

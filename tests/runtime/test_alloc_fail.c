@@ -137,5 +137,5 @@ int main(void) {
     printf("test_alloc_fail: failures injected: %ld (fake GPU sequence), %ld (CPU device, runtime), %ld (CPU device, "
            "compiler and interpreter)\n", gpu, cpu, jit);
     CHECK(gpu > 5 && cpu > 5 && jit > 5, "too few allocations to be a test");
-    return finish("test_alloc_fail");
+    return test_finish("test_alloc_fail");
 }

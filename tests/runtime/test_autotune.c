@@ -178,5 +178,5 @@ int main(void) {
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0, "cleanup");
-    return finish("test_autotune");
+    return test_finish("test_autotune");
 }

@@ -450,5 +450,5 @@ int main(void) {
     OK(blkrt_use_compiler(NULL));
     OK(blkrt_device_close(d));
     rm_dir();
-    return finish("test_cache");
+    return test_finish("test_cache");
 }

@@ -132,5 +132,5 @@ static void slots(void) {
 int main(void) {
     floats();
     slots();
-    return finish("test_convert");
+    return test_finish("test_convert");
 }

@@ -355,5 +355,5 @@ int main(int argc, char **argv) {
     threads();
     OK(blkrt_device_close(cpu));
     free(elementwise);
-    return finish("test_cpu_device");
+    return test_finish("test_cpu_device");
 }

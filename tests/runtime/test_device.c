@@ -151,5 +151,5 @@ int main(void) {
     devices();
     memory();
     foreign_context();
-    return finish("test_device");
+    return test_finish("test_device");
 }

@@ -127,5 +127,5 @@ int main(void) {
     pthread_create(&t, NULL, fresh_thread, NULL);
     pthread_join(t, &fresh);
     CHECK(fresh != NULL, "a new thread starts with an empty message");
-    return finish("test_handles");
+    return test_finish("test_handles");
 }

@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     OK(blkrt_module_load_source(d0, src, len, &o, &m));
     if (!m) {
         rmdir(dir);
-        return finish("test_jit_ptx");
+        return test_finish("test_jit_ptx");
     }
     CHECK(F.count_calls("cuModuleLoadDataEx") == 0, "a load from source compiles nothing");
     CHECK(entries() == 1, "the description cached (%d entries)", entries());
@@ -131,5 +131,5 @@ int main(int argc, char **argv) {
     OK(blkrt_device_close(d0));
     OK(blkrt_device_close(d1));
     remove_cache_dir(dir);
-    return finish("test_jit_ptx");
+    return test_finish("test_jit_ptx");
 }

@@ -308,7 +308,7 @@ int main(void) {
     OK(blkrt_jit_install());
     for (int i = 0; i < 2; i++) OK(blkrt_device_open(i, &gpu[i]));
     OK(blkrt_device_open(BLKRT_DEVICE_CPU, &cpu));
-    if (!gpu[0] || !gpu[1] || !cpu) return finish("test_jit_threads");
+    if (!gpu[0] || !gpu[1] || !cpu) return test_finish("test_jit_threads");
     F.reset();
 
     pthread_barrier_init(&barrier, NULL, THREADS);
@@ -392,5 +392,5 @@ int main(void) {
     OK(blkrt_device_close(cpu));
     cache_entries(1);
     rmdir(cache);
-    return finish("test_jit_threads");
+    return test_finish("test_jit_threads");
 }

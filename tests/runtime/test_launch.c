@@ -305,7 +305,7 @@ int main(void) {
     }
     F.reset();
     blkrt_module *m = load_ptx(d, PTX);
-    if (!m) return finish("test_launch");
+    if (!m) return test_finish("test_launch");
     opted_in_at_load();
     basic(m);
     variants(m);
@@ -316,5 +316,5 @@ int main(void) {
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");
-    return finish("test_launch");
+    return test_finish("test_launch");
 }

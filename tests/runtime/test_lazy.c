@@ -144,12 +144,12 @@ int main(void) {
     OK(blkrt_use_compiler(&counting));
     blkrt_device *d;
     OK(blkrt_device_open(0, &d));
-    if (!d) return finish("test_lazy");
+    if (!d) return test_finish("test_lazy");
     F.reset();
 
     /* the load: front end only */
     blkrt_module *m = load(d, SRC, dir);
-    if (!m) return finish("test_lazy");
+    if (!m) return test_finish("test_lazy");
     CHECK(n_describe == 1 && n_compile == 0, "a load describes (%d) and compiles nothing (%d)", n_describe, n_compile);
     CHECK(F.count_calls("cuModuleLoadDataEx") == 0, "no driver load");
     CHECK(entries() == 1, "the description is cached (%d entries)", entries());
@@ -312,5 +312,5 @@ int main(void) {
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "no context left current after close");
     remove_cache_dir(dir);
-    return finish("test_lazy");
+    return test_finish("test_lazy");
 }

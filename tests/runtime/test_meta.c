@@ -141,5 +141,5 @@ int main(void) {
     good_line();
     variants_and_types();
     malformed();
-    return finish("test_meta");
+    return test_finish("test_meta");
 }

@@ -163,5 +163,5 @@ int main(void) {
     other_devices();
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");
-    return finish("test_module");
+    return test_finish("test_module");
 }

@@ -296,5 +296,5 @@ int main(void) {
     test_peer_access();
     test_peer_copies();
     for (int i = 0; i < NDEV; i++) OK(blkrt_device_close(dev[i]));
-    return finish("test_multi_gpu");
+    return test_finish("test_multi_gpu");
 }

@@ -165,5 +165,5 @@ int main(void) {
     test_source_copies();
     test_autotune_per_model();
     for (int i = 0; i < 3; i++) OK(blkrt_device_close(dev[i]));
-    return finish("test_multi_gpu_jit");
+    return test_finish("test_multi_gpu_jit");
 }

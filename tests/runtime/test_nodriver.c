@@ -51,5 +51,5 @@ int main(int argc, char **argv) {
         return 2;
     }
     cpu_still_works();
-    return finish(mode);
+    return test_finish(mode);
 }

@@ -278,7 +278,7 @@ int main(void) {
     if (fake_api_load(&F) != 0) return 1;
     if (blkrt_device_open(0, &d) != BLKRT_OK) return 1;
     blkrt_module *m = load_ptx(d, PTX);
-    if (!m || blkrt_module_kernel(m, "vector_add", &k) != BLKRT_OK) return finish("test_stream");
+    if (!m || blkrt_module_kernel(m, "vector_add", &k) != BLKRT_OK) return test_finish("test_stream");
     streams_and_events();
     graphs();
     foreign_streams();
@@ -286,5 +286,5 @@ int main(void) {
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));
     CHECK(F.ctx_depth() == 0, "contexts restored");
-    return finish("test_stream");
+    return test_finish("test_stream");
 }

@@ -70,7 +70,7 @@ int main(void) {
         OK(blkrt_device_open(i, &dev[i]));
         mod[i] = load_ptx(dev[i], PTX);
     }
-    if (!mod[0] || !mod[1]) return finish("test_threads");
+    if (!mod[0] || !mod[1]) return test_finish("test_threads");
     F.reset();
     pthread_barrier_init(&barrier, NULL, THREADS);
     pthread_t th[THREADS];
@@ -109,5 +109,5 @@ int main(void) {
         OK(blkrt_device_close(dev[i]));
     }
     pthread_barrier_destroy(&barrier);
-    return finish("test_threads");
+    return test_finish("test_threads");
 }

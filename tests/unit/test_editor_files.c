@@ -14,18 +14,9 @@
 #include "parse.h"
 #include "sema/types.h"
 
-const char *lex_token_spelling(int kind);
+#include "../test_util.h"
 
-static int failures;
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            failures++;                                        \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);    \
-            fprintf(stderr, __VA_ARGS__);                      \
-            fputc('\n', stderr);                               \
-        }                                                      \
-    } while (0)
+const char *lex_token_spelling(int kind);
 
 enum { KW, BUILTIN, TYPE, CONST_NAME, NCLASS };
 static const char *const class_names[NCLASS] = {"keyword", "builtin", "type", "constant"};
@@ -188,7 +179,5 @@ int main(void) {
           "editors/vscode/language-configuration.json: comments and brackets");
     free(lc);
     free_sets(want);
-    if (failures) fprintf(stderr, "test_editor_files: %d failure(s)\n", failures);
-    else printf("test_editor_files: ok\n");
-    return failures != 0;
+    return test_finish("test_editor_files");
 }

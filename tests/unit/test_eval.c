@@ -7,16 +7,7 @@
 
 #include "ir/eval.h"
 
-static int failures;
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            failures++;                                        \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);    \
-            fprintf(stderr, __VA_ARGS__);                      \
-            fputc('\n', stderr);                               \
-        }                                                      \
-    } while (0)
+#include "../test_util.h"
 
 static ir_scalar_val I(int64_t v) { ir_scalar_val x; x.i = v; return x; }
 static ir_scalar_val U(uint64_t v) { ir_scalar_val x; x.u = v; return x; }
@@ -226,10 +217,5 @@ int main(void) {
     test_casts();
     test_memory();
     test_philox();
-    if (failures) {
-        fprintf(stderr, "test_eval: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_eval: ok\n");
-    return 0;
+    return test_finish("test_eval");
 }

@@ -11,17 +11,8 @@
 
 #include "ir/eval.h"
 
-static int failures;
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            if (failures++ < 30) {                             \
-                fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-                fprintf(stderr, __VA_ARGS__);                  \
-                fputc('\n', stderr);                           \
-            }                                                  \
-        }                                                      \
-    } while (0)
+#define TEST_REPORT_LIMIT 30 /* a sweep that fails fails often: the first 30 are enough */
+#include "../test_util.h"
 
 static uint64_t rng = 0x9E3779B97F4A7C15ull;
 static uint64_t next_u64(void) { /* splitmix64 */
@@ -265,10 +256,5 @@ int main(void) {
     test_f8_brute(&E4M3, 200000);
     test_f8_brute(&E5M2, 200000);
     (void)f32_bits;
-    if (failures) {
-        fprintf(stderr, "test_fpconv: %d failures\n", failures);
-        return 1;
-    }
-    printf("test_fpconv: ok\n");
-    return 0;
+    return test_finish("test_fpconv");
 }

@@ -287,5 +287,5 @@ int main(void) {
     test_return();
     test_print();
     test_shapes_and_random();
-    return test_summary("test_interp_control");
+    return test_finish("test_interp_control");
 }

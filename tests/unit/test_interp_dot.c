@@ -176,5 +176,5 @@ int main(void) {
     test_f32();
     test_bf16_i8();
     test_matmul_kernel();
-    return test_summary("test_interp_dot");
+    return test_finish("test_interp_dot");
 }

@@ -238,5 +238,5 @@ int main(void) {
     test_descriptors();
     test_atomics();
     test_arguments();
-    return test_summary("test_interp_memory");
+    return test_finish("test_interp_memory");
 }

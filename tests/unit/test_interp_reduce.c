@@ -323,5 +323,5 @@ int main(void) {
     test_argreduce();
     test_region_reduce_and_scans();
     test_sort_topk();
-    return test_summary("test_interp_reduce");
+    return test_finish("test_interp_reduce");
 }

@@ -12,25 +12,7 @@
 #include "interp/interp.h"
 #include "ir/eval.h"
 
-static int failures;
-#define CHECK(cond, ...)                                       \
-    do {                                                       \
-        if (!(cond)) {                                         \
-            failures++;                                        \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);    \
-            fprintf(stderr, __VA_ARGS__);                      \
-            fputc('\n', stderr);                               \
-        }                                                      \
-    } while (0)
-
-static inline int test_summary(const char *name) {
-    if (failures) {
-        fprintf(stderr, "%s: %d failures\n", name, failures);
-        return 1;
-    }
-    printf("%s: ok\n", name);
-    return 0;
-}
+#include "../test_util.h"
 
 /* ---- types ---- */
 static inline ir_type T(blk_dtype d) { return ir_scalar(d); }

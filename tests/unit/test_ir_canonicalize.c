@@ -11,15 +11,7 @@
 #include "ir/ir.h"
 #include "passes/passes.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
+#include "../test_util.h"
 
 typedef struct {
     blk_arena *arena;
@@ -78,13 +70,6 @@ static const char *run(fx *x, int line) {
     return sb_str(&x->text);
 }
 #define RUN(x) run((x), __LINE__)
-
-static void check_text(const char *got, const char *want, int line) {
-    if (strcmp(got, want) == 0) return;
-    fprintf(stderr, "%s:%d: canonicalized IR differs\n--- got:\n%s--- want:\n%s", __FILE__, line, got, want);
-    failures++;
-}
-#define CHECK_TEXT(got, want) check_text((got), (want), __LINE__)
 
 static int count_op(const ir_region *r, ir_op op) {
     int n = 0;
@@ -708,6 +693,5 @@ int main(void) {
     test_dead_carried();
     test_fixpoint();
     test_idempotent();
-    if (failures) fprintf(stderr, "test_ir_canonicalize: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_ir_canonicalize");
 }

@@ -8,22 +8,7 @@
 #include "ir/ir.h"
 #include "passes/passes.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
-
-static void check_text(const char *got, const char *want, int line) {
-    if (strcmp(got, want) == 0) return;
-    fprintf(stderr, "%s:%d: IR differs\n--- got:\n%s--- want:\n%s", __FILE__, line, got, want);
-    failures++;
-}
-#define CHECK_TEXT(got, want) check_text((got), (want), __LINE__)
+#include "../test_util.h"
 
 static ir_type S(blk_dtype t) { return ir_scalar(t); }
 static ir_type B1(blk_dtype t, int n) { return ir_shaped(ir_scalar(t), 1, (int32_t[]){n}); }
@@ -271,6 +256,5 @@ int main(void) {
     test_nested_calls_and_regions();
     test_results();
     test_clone();
-    if (failures) fprintf(stderr, "test_ir_inline: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_ir_inline");
 }

@@ -6,15 +6,7 @@
 #include "ir/ir.h"
 #include "passes/passes.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
+#include "../test_util.h"
 
 typedef struct {
     blk_arena *arena;
@@ -131,6 +123,5 @@ int main(void) {
     test_names();
     test_dump_points();
     test_verifier_stops();
-    if (failures) fprintf(stderr, "test_ir_pipeline: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_ir_pipeline");
 }

@@ -6,22 +6,7 @@
 
 #include "ir/ir.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
-
-static void check_text(const char *got, const char *want, int line) {
-    if (strcmp(got, want) == 0) return;
-    fprintf(stderr, "%s:%d: printed IR differs\n--- got:\n%s--- want:\n%s", __FILE__, line, got, want);
-    failures++;
-}
-#define CHECK_TEXT(got, want) check_text((got), (want), __LINE__)
+#include "../test_util.h"
 
 static ir_type blk1(blk_dtype t, int n) {
     int32_t s[1] = {n};
@@ -258,6 +243,5 @@ int main(void) {
     test_kernel();
     test_consts();
     test_shapes_and_regions();
-    if (failures) fprintf(stderr, "test_ir_print: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_ir_print");
 }

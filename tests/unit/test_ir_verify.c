@@ -5,15 +5,7 @@
 
 #include "ir/ir.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                 \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
+#include "../test_util.h"
 
 /* ---- fixture: one module with one kernel and a builder at its end ---- */
 
@@ -655,6 +647,5 @@ int main(void) {
     test_memory();
     test_calls();
     test_counts_every_problem();
-    if (failures) fprintf(stderr, "test_ir_verify: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_ir_verify");
 }

@@ -13,16 +13,7 @@
 #include "blk/blkc.h"
 #include "passes/layout.h"
 
-static int failures;
-#define CHECK(cond, ...)                                    \
-    do {                                                    \
-        if (!(cond)) {                                      \
-            failures++;                                     \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                   \
-            fputc('\n', stderr);                            \
-        }                                                   \
-    } while (0)
+#include "../test_util.h"
 
 /* Coordinate of register index k (one dim) for thread coordinate tc. */
 static int coord(int S, int spt, int tile, int tc, int k) {
@@ -184,6 +175,5 @@ int main(void) {
     test_algebra(a);
     arena_free(a);
     test_api();
-    if (failures) fprintf(stderr, "test_layout: %d failure(s)\n", failures);
-    return failures != 0;
+    return test_finish("test_layout");
 }

@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
+#include "../test_util.h"
 
 #define CHECK_STR(got, want)                                                           \
     do {                                                                               \
@@ -585,10 +577,5 @@ int main(void) {
     test_diagnostics();
     test_lex_dump();
     test_ast_print();
-    if (failures) {
-        fprintf(stderr, "test_parse: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_parse: ok\n");
-    return 0;
+    return test_finish("test_parse");
 }

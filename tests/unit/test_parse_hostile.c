@@ -11,18 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../test_util.h"
+
 /* The lexer's entry point (lex.re); used to cut a program into tokens. */
 int lex_scan(blk_diag *d, int file, uint32_t *pos, blk_loc *tok);
-
-static int failures;
-
-#define CHECK(cond)                                                              \
-    do {                                                                         \
-        if (!(cond)) {                                                           \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            failures++;                                                          \
-        }                                                                        \
-    } while (0)
 
 typedef struct {
     bool module;      /* parse_file returned a module */
@@ -373,10 +365,5 @@ int main(void) {
     test_large();
     test_soup();
     test_mutations();
-    if (failures) {
-        fprintf(stderr, "test_parse_hostile: %d check(s) failed\n", failures);
-        return 1;
-    }
-    printf("test_parse_hostile: ok\n");
-    return 0;
+    return test_finish("test_parse_hostile");
 }

@@ -3,7 +3,7 @@
  * the statuses and messages of bad specs, "meta-front", and that adding a
  * variant after an emit makes the next emit see it. */
 #include "blk/blkc.h"
-#include "test_interp_util.h" /* CHECK, test_summary */
+#include "test_interp_util.h" /* CHECK, test_finish */
 
 static const char SRC[] = "@do_not_specialize(n)\n"
                           "kernel k(x: *f32, s: i32, n: i32, f: f32) {\n"
@@ -79,5 +79,5 @@ int main(void) {
     CHECK(meta && meta[0] == 0, "failed");
     blkc_free(c);
 
-    return test_summary("test_variants");
+    return test_finish("test_variants");
 }
