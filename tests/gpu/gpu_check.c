@@ -89,9 +89,10 @@ typedef struct {
                                           sum order can move a p by one bf16 unit (2^-8 relative): the
                                           output moves by up to ~p*|v|/l * 2^-8, a few 1e-3 of its rms */
 
+#define GK_MAX_CONFIGS 12 /* configurations per row of gpu_kernels.h */
 typedef struct {
     const char *file, *kernel, *args, *grid, *require;
-    const char *configs[8];
+    const char *configs[GK_MAX_CONFIGS];
     const char *sizes[10];
     gk_tol tol;
 } gk_kernel;
@@ -1402,7 +1403,7 @@ static int do_check(const options *o) {
             continue;
         }
         fclose(probe);
-        for (int ci = 0; ci < 8 && K->configs[ci]; ci++) {
+        for (int ci = 0; ci < GK_MAX_CONFIGS && K->configs[ci]; ci++) {
             const char *cfg = K->configs[ci];
             const char *cfgname = cfg[0] ? cfg : "defaults";
             S->configs++;
@@ -1875,7 +1876,7 @@ int main(int argc, char **argv) {
     if (list) {
         for (int k = 0; k < NKERNELS; k++) {
             int nc = 0, ns = 0;
-            while (nc < 8 && gk_table[k].configs[nc]) nc++;
+            while (nc < GK_MAX_CONFIGS && gk_table[k].configs[nc]) nc++;
             while (ns < 10 && gk_table[k].sizes[ns]) ns++;
             printf("%-16s %-16s %d configs, %d sizes\n", gk_table[k].kernel, gk_table[k].file, nc, ns);
         }
