@@ -59,6 +59,10 @@ class Fake:
     def fail_next(self, symbol, result):
         self.lib.fake_fail_next(symbol.encode(), result)
 
+    def stall(self, on):
+        """Launched work never finishes (a hung kernel)."""
+        self.lib.fake_stall(1 if on else 0)
+
     def calls(self, symbol):
         return self.lib.fake_count_calls(symbol.encode())
 
@@ -154,6 +158,28 @@ class FakeGPU(unittest.TestCase):
         self.assertEqual(cm.exception.status_name, "BLKRT_ERR_NO_DEVICE")
         self.assertEqual(cm.exception.status, blk.BLKRT_ERR_NO_DEVICE)
         self.assertTrue(str(cm.exception).startswith("BLKRT_ERR_NO_DEVICE: "))
+
+    # -- synchronisation with a deadline
+    def test_timed_sync_names_the_hung_launch(self):
+        k = self.vadd()
+        s = blk.Stream(self.dev)
+        k[7](0x10000, 0x20000, 0x30000, 12345, stream=s)
+        self.dev.synchronize(timeout_ms=1000)  # finished work: no error
+        s.synchronize(timeout_ms=1000)
+        self.fake.stall(True)
+        try:
+            k[3](0x10000, 0x20000, 0x30000, 100, stream=s)
+            for sync in (lambda: s.synchronize(timeout_ms=20), lambda: self.dev.synchronize(timeout_ms=20)):
+                with self.assertRaises(blk.Error) as cm:
+                    sync()
+                self.assertEqual(cm.exception.status_name, "BLKRT_ERR_TIMEOUT")
+                self.assertIn("vector_add", cm.exception.message)
+        finally:
+            self.fake.stall(False)
+        s.synchronize(timeout_ms=1000)
+        with self.assertRaises(blk.Error) as cm:
+            self.dev.set_step_limit(1000)  # a GPU has no step budget
+        self.assertEqual(cm.exception.status_name, "BLKRT_ERR_UNSUPPORTED")
 
     # -- modules from blkc's PTX
     def test_kernel_metadata(self):

@@ -114,6 +114,27 @@ class Source(unittest.TestCase):
         self.assertEqual(blk._pointer_value(cuda_like), ctypes.addressof(cuda_like.buf))
         self.assertIsNone(blk._pointer_value(DLPackProducer([0.0] * 4)))
 
+    def test_step_limit_ends_a_runaway_kernel(self):
+        src = ("kernel spin(out: *i32, n: i32) {\n"
+               "    var i = 0;\n"
+               "    while i >= 0 { i = (i + 1) % n; }\n"
+               "    store(out, i);\n}\n")
+        k = self.dev.load_source(src, path="spin.blk").kernel("spin")
+        out = array.array("i", [7])
+        self.dev.set_step_limit(100000)
+        try:
+            with self.assertRaises(blk.Error) as cm:
+                k[1](out, 5)
+            self.assertIn("spin.blk:3:5: error: kernel exceeded its step budget", cm.exception.message)
+        finally:
+            self.dev.set_step_limit(0)
+        # the device is healthy afterwards
+        c = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
+        a, b = array.array("f", [2.0] * 8), array.array("f", [0.0] * 8)
+        c[1](a, b, 8)
+        self.dev.synchronize(timeout_ms=1000)
+        self.assertEqual(list(b), [2.0] * 8)
+
     def test_read_only_buffer_refused(self):
         k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
         with self.assertRaises(blk.Error) as cm:

@@ -225,8 +225,21 @@ class Device(_Handle):
         return "<blk.Device %s %s %s>" % (self.info.ordinal if not self.is_cpu else "cpu", self.info.name,
                                           self.info.arch)
 
-    def synchronize(self):
-        _ffi.check(_ffi.lib().blkrt_device_synchronize(self._handle))
+    def synchronize(self, timeout_ms=None):
+        """Wait for all work of this device. With timeout_ms, give up after
+        that long: blk.Error BLKRT_ERR_TIMEOUT names the launch not known to
+        have finished (the work keeps running; docs/runtime.md)."""
+        if timeout_ms is None:
+            _ffi.check(_ffi.lib().blkrt_device_synchronize(self._handle))
+        else:
+            _ffi.check(_ffi.lib().blkrt_device_synchronize_timeout(self._handle, int(timeout_ms)))
+
+    def set_step_limit(self, steps):
+        """The CPU device's interpreter budget per launch (0: none; default
+        2^30 or $BLK_INTERP_STEPS): a kernel past it fails with a located
+        error naming its loop. GPUs: BLKRT_ERR_UNSUPPORTED (use
+        synchronize(timeout_ms=...))."""
+        _ffi.check(_ffi.lib().blkrt_device_set_step_limit(self._handle, int(steps)))
 
     def can_access_peer(self, other):
         """True when kernels on this GPU can read and write `other`'s memory
@@ -437,8 +450,12 @@ class Stream(_Handle):
         self.device = device
         self._own(h.value, "blkrt_stream_destroy")
 
-    def synchronize(self):
-        _ffi.check(_ffi.lib().blkrt_stream_synchronize(self._handle))
+    def synchronize(self, timeout_ms=None):
+        """Wait for this stream's work; with timeout_ms, as Device.synchronize."""
+        if timeout_ms is None:
+            _ffi.check(_ffi.lib().blkrt_stream_synchronize(self._handle))
+        else:
+            _ffi.check(_ffi.lib().blkrt_stream_synchronize_timeout(self.device._handle, self._handle, int(timeout_ms)))
 
     def begin_capture(self):
         """Start capturing this thread's launches on this stream into a graph."""
