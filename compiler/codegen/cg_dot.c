@@ -1170,7 +1170,7 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
         diag_remark(C->diag, in->loc, "dot in %s: exact f32 fma per k (input_precision = \"ieee\"), no tensor cores", entry);
     else
         diag_remark(C->diag, in->loc, "dot in %s: mma.sync %s over %dx%d warps, not wgmma: %s", entry,
-                    mma_for((blk_dtype)in->operands[0]->type.dtype).mma + 17, L->wpc[0], L->wpc[1], p->why);
+                    strstr(mma_for((blk_dtype)in->operands[0]->type.dtype).mma, "m16n8"), L->wpc[0], L->wpc[1], p->why);
 }
 
 bool cg_dot(cg_ctx *C, ir_inst *in) {
