@@ -329,7 +329,6 @@ struct cg_tile {
     bool live;
 };
 
-static bool loop_has_wg(cg_ctx *C, ir_inst *loop);
 
 static struct cg_tile *tile_of(cg_ctx *C, const ir_value *v) {
     if (!v || v->id < 0 || v->id >= C->num_values || !C->tiles) return NULL;
@@ -502,12 +501,6 @@ static bool loop_has(cg_ctx *C, ir_inst *loop) {
     if (!C->pl) return false;
     for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
         if (C->pl->e[i].kind != PL_NONE && C->pl->e[i].loop == loop) return true;
-    return false;
-}
-
-static bool loop_has_wg(cg_ctx *C, ir_inst *loop) {
-    for (int i = 0; i < C->num_values; i++)
-        if (C->tiles[i] && C->tiles[i]->live && C->tiles[i]->e->loop == loop && C->tiles[i]->t.wg) return true;
     return false;
 }
 
@@ -724,9 +717,13 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
      * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
      * i-1 may still run) are done */
     async_wait(C, P - 1);
-    /* cp.async writes through the generic proxy; wgmma reads through the
-     * async proxy: each writer fences before the barrier */
-    if (loop_has_wg(C, loop)) fence_async_smem(C);
+    /* No proxy fence for the rings: what cp.async wrote is read by wgmma
+     * after cp.async.wait_group and the barrier, as in CUTLASS's
+     * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
+     * stores from registers). fence.proxy.async is a MEMBAR.ALL.CTA, which
+     * also waits for the copies still in flight for later stages: one per
+     * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
+     * tiles, operands staged per dot) still fence. */
     cg_barrier(C);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
