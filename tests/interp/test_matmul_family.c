@@ -272,6 +272,19 @@ static void qkv(int B, int S, int hidden, int H, int KVH, int rope) {
     free(q); free(k); free(v);
 }
 
+/* Build matmul.blk's `kernel`, run it on grid gx, compare its bf16 output with
+ * an f64 reference (one bf16 rounding). */
+static void run_bf16_out(const char *kernel, const char *const *defs, unsigned gx, const blk_arg *args, int nargs,
+                         const uint16_t *got, const double *want, size_t n) {
+    blkc_ctx *c = h_build(h_stdlib, "matmul.blk", kernel, defs);
+    if (h_run(c, kernel, gx, 1, 1, args, nargs) == 0) {
+        float *w = to_f32(want, n);
+        h_close_bf16(kernel, got, w, n, 1.0f / 128, 1e-3f);
+        free(w);
+    }
+    blkc_free(c);
+}
+
 /* ---- linear backward: y = x W + b, x [M, K], W [K, N] ---- */
 static void linear_bwd(int M, int N, int K) {
     const char *items[] = {"BM=16", "BN=32", "BK=16", "GROUP=2"};
@@ -295,22 +308,10 @@ static void linear_bwd(int M, int N, int K) {
     }
     uint16_t *dx = malloc(2 * nx), *dw = malloc(2 * nw);
     float *db = malloc(4 * (size_t)N);
-    blkc_ctx *c1 = h_build(h_stdlib, "matmul.blk", "linear_bwd_dx", mkdefs(&d, 4, items));
     blk_arg a1[] = {BLK_PTR(dx, 2 * nx), BLK_PTR(dy, 2 * ny), BLK_PTR(w, 2 * nw), BLK_INT(M), BLK_INT(N), BLK_INT(K)};
-    if (h_run(c1, "linear_bwd_dx", h_cdiv(M, 16) * h_cdiv(K, 32), 1, 1, a1, 6) == 0) {
-        float *wnt = to_f32(dx_want, nx);
-        h_close_bf16("linear_bwd_dx", dx, wnt, nx, 1.0f / 128, 1e-3f);
-        free(wnt);
-    }
-    blkc_free(c1);
-    blkc_ctx *c2 = h_build(h_stdlib, "matmul.blk", "linear_bwd_dw", mkdefs(&d, 4, items));
+    run_bf16_out("linear_bwd_dx", mkdefs(&d, 4, items), h_cdiv(M, 16) * h_cdiv(K, 32), a1, 6, dx, dx_want, nx);
     blk_arg a2[] = {BLK_PTR(dw, 2 * nw), BLK_PTR(x, 2 * nx), BLK_PTR(dy, 2 * ny), BLK_INT(M), BLK_INT(N), BLK_INT(K)};
-    if (h_run(c2, "linear_bwd_dw", h_cdiv(K, 16) * h_cdiv(N, 32), 1, 1, a2, 6) == 0) {
-        float *wnt = to_f32(dw_want, nw);
-        h_close_bf16("linear_bwd_dw", dw, wnt, nw, 1.0f / 128, 1e-3f);
-        free(wnt);
-    }
-    blkc_free(c2);
+    run_bf16_out("linear_bwd_dw", mkdefs(&d, 4, items), h_cdiv(K, 16) * h_cdiv(N, 32), a2, 6, dw, dw_want, nw);
     const char *items_db[] = {"BM=16", "BN=32"};
     blkc_ctx *c3 = h_build(h_stdlib, "matmul.blk", "linear_bwd_db", mkdefs(&d, 2, items_db));
     blk_arg a3[] = {BLK_PTR(db, 4 * (size_t)N), BLK_PTR(dy, 2 * ny), BLK_INT(M), BLK_INT(N)};
