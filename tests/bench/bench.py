@@ -363,7 +363,7 @@ def specs(small=False):
              "out": ((Nb, OH, OH, K), "bf16", "out")}, ["out"],
             [(key, "conv2d_nhwc", ["out", "x", "w", "scale", "shift", "N", "H", "W", "C", "K", "stride", "pad"])],
             lambda t: (t.out, t.x, t.w, t.scale, t.shift, Nb, HW, HW, C, K, 1, pad),
-            lambda c: (cdiv(npix, c["BM"]), cdiv(K, c["BN"])),
+            lambda c: (cdiv(npix, c["BM"]) * cdiv(K, c["BN"]),),
             ref=ref, torch_fn=peer,
             extra=[("torch.compile", compiled)],
             flops=2 * npix * K * C * ks * ks,

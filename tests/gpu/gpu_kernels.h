@@ -122,7 +122,7 @@ static const gk_kernel gk_table[] = {
     {"conv.blk", "conv2d_nhwc",
      "out:out(n*oh*ow*k) x:in(n*h*w*c) w:in(KH*KW*c*k) scale:in(k,u(0.5,1.5)) shift:in(k,u(-1,1)) "
      "N:=n H:=h W:=w C:=c K:=k stride:=s pad:=p",
-     "cdiv(n*oh*ow,BM),cdiv(k,BN)", NULL,
+     "cdiv(n*oh*ow,BM)*cdiv(k,BN)", NULL,
      {"", "BM=64 BN=64 BK=32 num_warps=4", "KH=1 KW=1", "BM=64 BN=128 num_warps=4 NORM=false ACT=none",
       "BM=128 BN=64 BK=64 STAGES=2 ACT=none"},
      {"n=2 h=8 w=8 c=64 k=64 s=1 p=1 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",

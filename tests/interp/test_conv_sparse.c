@@ -49,7 +49,7 @@ static void conv(int N, int H, int W, int C, int K, int ks, int stride, int pad,
     blk_arg args[] = {BLK_PTR(out, 2 * no), BLK_PTR(x, 2 * nx), BLK_PTR(w, 2 * nw), BLK_PTR(scale, 4 * (size_t)K),
                       BLK_PTR(shift, 4 * (size_t)K), BLK_INT(N), BLK_INT(H), BLK_INT(W), BLK_INT(C), BLK_INT(K),
                       BLK_INT(stride), BLK_INT(pad)};
-    if (h_run(c, "conv2d_nhwc", h_cdiv((long)N * OH * OW, bm), h_cdiv(K, bn), 1, args, 12) == 0) {
+    if (h_run(c, "conv2d_nhwc", h_cdiv((long)N * OH * OW, bm) * h_cdiv(K, bn), 1, 1, args, 12) == 0) {
         char name[96];
         snprintf(name, sizeof name, "conv2d_nhwc %dx%d stride %d pad %d C %d K %d%s%s", ks, ks, stride, pad, C, K,
                  norm ? " bn" : "", silu ? " silu" : "");
