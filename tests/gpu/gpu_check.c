@@ -587,8 +587,9 @@ typedef struct {
     char name[48];
     const dtype *t;       /* element type (buffers) */
     int64_t count;        /* elements */
-    bool dist_int;        /* ri(lo,hi) or sri(lo,hi) */
+    bool dist_int;        /* ri(lo,hi), sri(lo,hi) or cum(lo,hi) */
     bool sorted;          /* sri(lo,hi): the integers in ascending order (offset tables) */
+    bool dist_cum;        /* cum(lo,hi): 0, then running sums of ri(lo,hi) steps */
     double lo, hi;        /* distribution; A_FLOAT: u(lo,hi) or lo == hi literal */
     int64_t ival;         /* A_INT */
     double fval;          /* A_FLOAT, drawn */
@@ -713,15 +714,16 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 int dl = plen[1];
                 const char *dp[2];
                 int dpl[2];
-                bool is_sri = dl > 4 && !strncmp(d, "sri(", 4);
-                bool is_ri = is_sri || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
+                bool is_sri = dl > 4 && !strncmp(d, "sri(", 4), is_cum = dl > 4 && !strncmp(d, "cum(", 4);
+                bool is_ri = is_sri || is_cum || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
                 if (!(is_ri || is_u) || d[dl - 1] != ')') {
-                    snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi) or sri(lo,hi)", a->name,
-                             dl, d);
+                    snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi) or cum(lo,hi)",
+                             a->name, dl, d);
                     return false;
                 }
-                int off = is_sri ? 4 : is_ri ? 3 : 2;
+                int off = is_sri || is_cum ? 4 : is_ri ? 3 : 2;
                 a->sorted = is_sri;
+                a->dist_cum = is_cum;
                 if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
                     snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
                     return false;
@@ -739,9 +741,15 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
             }
             a->bytes = (size_t)a->count * (size_t)a->t->size;
             a->host = malloc(a->bytes + 1);
+            int64_t running = 0; /* cum(lo,hi) */
             for (int64_t k = 0; k < a->count; k++) {
                 unsigned char *q = a->host + (size_t)k * (size_t)a->t->size;
                 if (a->role == A_OUT) memset(q, 0xFF, (size_t)a->t->size);
+                else if (a->dist_cum) {
+                    int64_t span = (int64_t)(a->hi - a->lo);
+                    put_int(a->t, q, running);
+                    running += (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
+                }
                 else if (a->role == A_ZERO) memset(q, 0, (size_t)a->t->size);
                 else if (a->dist_int) {
                     int64_t span = (int64_t)(a->hi - a->lo);
@@ -963,6 +971,16 @@ static bool apply_config(const char *cfg, blkc_ctx *c, blkrt_define *defs, char 
         else if (!strcmp(eq + 1, "true") || !strcmp(eq + 1, "false")) d->is_float = 0, d->ival = eq[1] == 't';
         else d->is_float = 1, d->fval = strtod(eq + 1, NULL);
         (*ndefs)++;
+    }
+    return true;
+}
+
+/* Is every value of "NAME=V NAME=V" a number (what a blkrt_define holds)? */
+static bool numeric_config(const char *cfg) {
+    for (const char *p = strchr(cfg, '='); p; p = strchr(p + 1, '=')) {
+        char *end;
+        strtod(p + 1, &end);
+        if (end == p + 1 || (*end && *end != ' ')) return false;
     }
     return true;
 }
@@ -1435,9 +1453,10 @@ static int do_check(const options *o) {
                 failed++, S->failed++;
                 continue;
             }
-            if (o->cpu && (strstr(cfg, "=true") || strstr(cfg, "=false"))) {
-                /* blkrt_define has no bool kind and libblkc rejects 0/1 for a bool const */
-                printf("SKIP %-16s %-14s bool consts cannot go through blkrt_module_load_source (CPU device)\n",
+            if (o->cpu && !numeric_config(cfg)) {
+                /* blkrt_define has no bool or string kind and libblkc rejects 0/1 for a bool const */
+                printf("SKIP %-16s %-14s bool and string consts cannot go through blkrt_module_load_source "
+                       "(CPU device)\n",
                        K->kernel, cfgname);
                 S->configs--;
                 continue;
