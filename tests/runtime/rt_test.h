@@ -79,7 +79,7 @@ __attribute__((unused)) static void remove_cache_dir(const char *dir) {
 }
 
 /* A file's text, NUL-terminated (malloc'd; NULL if it cannot be read). */
-__attribute__((unused)) static char *read_text(const char *path, size_t *len) {
+__attribute__((unused)) static char *rt_read_text(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
     fseek(f, 0, SEEK_END);
