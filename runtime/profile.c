@@ -389,7 +389,12 @@ blkrt_status blkrt_profile_table(char **text) {
     blkrt_profile_rows(rows, n, &got);
     if (got < n) n = got; /* a reset in between */
     qsort(rows, (size_t)n, sizeof *rows, cmp_total_desc);
-    size_t cap = 256 + (size_t)n * 320, at = 0;
+    int kw = 6, cw = 6; /* column widths: the longest name and config */
+    for (int i = 0; i < n; i++) {
+        if ((int)strlen(rows[i].kernel) > kw) kw = (int)strlen(rows[i].kernel);
+        if ((int)strlen(rows[i].config) > cw) cw = (int)strlen(rows[i].config);
+    }
+    size_t cap = 512 + (size_t)(n + 1) * (size_t)(kw + cw + 100), at = 0;
     char *t = malloc(cap);
     if (!t) {
         free(rows);
@@ -397,7 +402,7 @@ blkrt_status blkrt_profile_table(char **text) {
     }
     at += (size_t)snprintf(t + at, cap - at, "blk profile: %d kernel configuration%s, slowest total first\n", n,
                            n == 1 ? "" : "s");
-    at += (size_t)snprintf(t + at, cap - at, "%-24s %-28s %-6s %9s %12s %11s %11s %9s %8s\n", "kernel", "config",
+    at += (size_t)snprintf(t + at, cap - at, "%-*s  %-*s  %-6s %9s %12s %11s %11s %9s %8s\n", kw, "kernel", cw, "config",
                            "device", "launches", "total ms", "median ms", "min ms", "GB/s", "TFLOP/s");
     for (int i = 0; i < n; i++) {
         const blkrt_profile_row *r = &rows[i];
@@ -408,8 +413,8 @@ blkrt_status blkrt_profile_table(char **text) {
         else snprintf(gb, sizeof gb, "-");
         if (r->flops > 0) snprintf(tf, sizeof tf, "%.4g", r->tflops);
         else snprintf(tf, sizeof tf, "-");
-        at += (size_t)snprintf(t + at, cap - at, "%-24s %-28s %-6s %9llu %12.4f %11.4f %11.4f %9s %8s\n", r->kernel,
-                               r->config, dev, (unsigned long long)r->launches, r->total_ms, r->median_ms, r->min_ms,
+        at += (size_t)snprintf(t + at, cap - at, "%-*s  %-*s  %-6s %9llu %12.4f %11.4f %11.4f %9s %8s\n", kw, r->kernel,
+                               cw, r->config, dev, (unsigned long long)r->launches, r->total_ms, r->median_ms, r->min_ms,
                                gb, tf);
         if (at >= cap) at = cap - 1;
     }
