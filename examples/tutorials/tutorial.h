@@ -131,7 +131,7 @@ static inline int tut_compare(const char *what, const float *got, const double *
     size_t at = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)got[i] - want[i]);
-        double r = e / (atol + rtol * fabs(want[i]));
+        double r = e == 0 ? 0 : e / (atol + rtol * fabs(want[i])); /* exact: passes even with no tolerance */
         if (!(r <= worst)) { /* NaN counts as the worst */
             worst = isnan(r) ? INFINITY : r;
             err_at = e;
