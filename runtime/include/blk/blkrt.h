@@ -18,8 +18,9 @@
  *
  * Conventions. Every function returns a blkrt_status; on failure
  * blkrt_last_error() holds a message for the calling thread (successful calls
- * leave it alone). Nothing here prints, exits or aborts. Handles are opaque;
- * a NULL or wrong-kind handle is reported as BLKRT_ERR_INVALID_HANDLE. Objects
+ * leave it alone). Nothing here prints (but the table BLK_PROFILE=1 prints at
+ * exit), exits or aborts. Handles are opaque; a NULL or wrong-kind handle is
+ * reported as BLKRT_ERR_INVALID_HANDLE. Objects
  * made from a device (modules, streams, events, graphs) must be destroyed
  * before the device is closed; memory is freed with the device's context.
  * Every function may be called from any thread; see docs/runtime.md for what
