@@ -164,7 +164,7 @@ static void add_sample(int row, double ms) {
     r->total_ms += ms;
 }
 
-/* Read pending pair i (synchronising its end event) and destroy it. A pair
+/* Read pending pair p (synchronising its end event) and destroy it. A pair
  * whose events cannot be read is dropped, not counted. Lock held. */
 static void resolve_one(prof_pending *p) {
     blkrt_device *d = p->dev;
@@ -252,7 +252,8 @@ static void make_label(rt_prof_launch *p, const blkrt_kernel *k, const rt_varian
 }
 
 void rt_prof_begin(rt_prof_launch *p, blkrt_kernel *k, const rt_variant *v, blkrt_stream *s, CUstream cs) {
-    int flags = atomic_load_explicit(&rt_prof_active, memory_order_relaxed);
+    /* acquire: nvtx_push / nvtx_pop were written before init_once's store */
+    int flags = atomic_load_explicit(&rt_prof_active, memory_order_acquire);
     blkrt_device *d = k->mod->dev;
     p->timed = p->nvtx = false;
     make_label(p, k, v);
@@ -331,9 +332,9 @@ static int cmp_float(const void *a, const void *b) {
 
 static void fill_row(const prof_row *r, blkrt_profile_row *o) {
     memset(o, 0, sizeof *o);
-    int klen = r->label[r->cfg - 1] == '[' ? r->cfg - 1 : r->cfg;
-    snprintf(o->kernel, sizeof o->kernel, "%.*s", klen, r->label);
-    if (r->label[r->cfg - 1] == '[') {
+    bool has_cfg = r->cfg > 0 && r->label[r->cfg - 1] == '[';
+    snprintf(o->kernel, sizeof o->kernel, "%.*s", has_cfg ? r->cfg - 1 : r->cfg, r->label);
+    if (has_cfg) {
         size_t n = strlen(r->label + r->cfg);
         snprintf(o->config, sizeof o->config, "%.*s", n ? (int)n - 1 : 0, r->label + r->cfg); /* without ']' */
     }
