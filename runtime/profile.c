@@ -116,6 +116,7 @@ typedef struct {
     blkrt_device *dev;
     int row;
     CUevent ev[2];
+    double bytes, flops;     /* the launch's stated work, added with its time */
 } prof_pending;
 
 static struct {
@@ -150,7 +151,9 @@ static int row_for(const char *label, int cfg, int device) {
     return P.nrows++;
 }
 
-static void add_sample(int row, double ms) {
+/* One timed launch: its time and stated work (a sample that cannot be
+ * stored is dropped whole, so bytes / time stays consistent). */
+static void add_sample(int row, double ms, double bytes, double flops) {
     prof_row *r = &P.rows[row];
     if (r->launches == r->cap) {
         size_t cap = r->cap ? 2 * r->cap : 64;
@@ -162,6 +165,8 @@ static void add_sample(int row, double ms) {
     if (ms < 0) ms = 0; /* events of a failed stream read as garbage: never a negative time */
     r->ms[r->launches++] = (float)ms;
     r->total_ms += ms;
+    r->bytes += bytes;
+    r->flops += flops;
 }
 
 /* Read pending pair p (synchronising its end event) and destroy it. A pair
@@ -173,7 +178,7 @@ static void resolve_one(prof_pending *p) {
     float ms = 0;
     CUresult r = d->cu->cuEventSynchronize(p->ev[1]);
     if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventElapsedTime(&ms, p->ev[0], p->ev[1]);
-    if (r == RT_CUDA_SUCCESS) add_sample(p->row, ms);
+    if (r == RT_CUDA_SUCCESS) add_sample(p->row, ms, p->bytes, p->flops);
     d->cu->cuEventDestroy(p->ev[0]);
     d->cu->cuEventDestroy(p->ev[1]);
     rt_ctx_leave(d, &sc);
@@ -290,11 +295,7 @@ void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream c
     double ms = gpu ? 0 : rt_now_ms() - p->t0;
     pthread_mutex_lock(&P.lock);
     int row = ok ? row_for(p->label, p->cfg, device_ordinal(d)) : -1;
-    if (row >= 0) {
-        P.rows[row].bytes += k->prof_bytes;
-        P.rows[row].flops += k->prof_flops;
-    }
-    if (row >= 0 && !gpu) add_sample(row, ms);
+    if (row >= 0 && !gpu) add_sample(row, ms, k->prof_bytes, k->prof_flops);
     if (row >= 0 && gpu) {
         if (P.npend == RT_PROF_PENDING) resolve(RT_PROF_PENDING / 2, NULL); /* ctx of d is current: fine for others too */
         if (P.npend == P.cappend) {
@@ -306,7 +307,7 @@ void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream c
             }
         }
         if (P.npend < P.cappend) {
-            P.pend[P.npend++] = (prof_pending){d, row, {p->ev[0], p->ev[1]}};
+            P.pend[P.npend++] = (prof_pending){d, row, {p->ev[0], p->ev[1]}, k->prof_bytes, k->prof_flops};
             p->timed = false; /* owned by the list now */
         }
     }
