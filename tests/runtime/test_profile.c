@@ -5,8 +5,9 @@
  *                              or the stream captures), rows per kernel and
  *                              configuration in first-launch order, counts,
  *                              stated work, failed launches not counted,
- *                              every event destroyed, pending launches timed
- *                              when their device closes; blkrt_bench's runs,
+ *                              every event destroyed, 4 threads launching at
+ *                              once, pending launches timed when their device
+ *                              closes; blkrt_bench's runs,
  *                              flushes (4 x the fake's L2) and errors
  *   test_profile nvtx          with NVTX_INJECTION64_PATH = fake_nvtx: one
  *                              balanced range per launch named
@@ -20,6 +21,7 @@
  */
 #include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdbool.h>
 
 #include "blk/blkrt_jit.h"
@@ -75,6 +77,40 @@ static blkrt_status bench_fn(void *user) {
         return blkrt_launch(u->k, grid, bad, 1, NULL);
     }
     return launch4(u->k, u->x, 64, NULL);
+}
+
+/* Launches from several threads while profiling: every one counted once. */
+typedef struct {
+    blkrt_kernel *k;
+    blkrt_ptr x;
+    int fails;
+} thread_arg;
+
+static void *launch_thread(void *p) {
+    thread_arg *a = p;
+    for (int i = 0; i < 25; i++) a->fails += launch4(a->k, a->x, 100, NULL) != BLKRT_OK;
+    int n = 0;
+    a->fails += blkrt_profile_rows(NULL, 0, &n) != BLKRT_OK; /* reading while others launch */
+    return NULL;
+}
+
+static void threads(blkrt_kernel *k, blkrt_ptr x) {
+    OK(blkrt_profile_reset());
+    OK(blkrt_profile_enable(1));
+    pthread_t t[4];
+    thread_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (thread_arg){k, x, 0};
+        pthread_create(&t[i], NULL, launch_thread, &a[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(a[i].fails == 0, "thread %d: every call succeeded", i);
+    }
+    CHECK(get_rows() == 1 && rows[0].launches == 100, "4 threads x 25 launches: %llu counted",
+          (unsigned long long)rows[0].launches);
+    OK(blkrt_profile_enable(0));
+    OK(blkrt_profile_reset());
 }
 
 static void fake(void) {
@@ -236,6 +272,8 @@ static void fake(void) {
     o = (blkrt_bench_options){.reps = -2};
     FAILS(blkrt_bench(d, NULL, bench_fn, &u, &o, &r), BLKRT_ERR_INVALID_VALUE, "negative");
     FAILS(blkrt_bench(NULL, NULL, bench_fn, &u, NULL, &r), BLKRT_ERR_INVALID_HANDLE, "blkrt_bench");
+
+    threads(va, x);
 
     /* launches still pending when their device closes are timed then */
     OK(blkrt_profile_enable(1));
