@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""blk vs Triton vs PyTorch on the memory-bound workloads of BENCH.md.
+"""blk vs Triton vs PyTorch on the workloads of BENCH.md (memory- and compute-bound).
 
 On the GPU machine (PyTorch, Triton, an H200; no LLVM):
 
@@ -1193,26 +1193,43 @@ def run_gpu(args):
 
 
 def plot(rows, ceiling_gbs, path, meta):
+    """Two panels: memory-bound rows in GB/s (with the copy ceiling) and
+    compute-bound rows (those that state their flops) in TFLOP/s; the legend
+    sits above the panels, clear of the bars."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rs = [r for r in rows if any(r.get(s) for s in ("blk", "triton", "torch"))]
     if not rs:
         return
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rs)), 4.5))
+    compute = [r for r in rs if any((r.get(s) or {}).get("tflops") for s in ("blk", "triton", "torch"))]
+    memory = [r for r in rs if r not in compute]
+    panels = [(g, unit) for g, unit in ((memory, "gbs"), (compute, "tflops")) if g]
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(8, 1.0 * len(rs) + 2), 5),
+                             gridspec_kw={"width_ratios": [len(g) for g, _ in panels]}, squeeze=False)
     w = 0.27
-    for i, (sysname, color) in enumerate((("blk", "#1f77b4"), ("triton", "#ff7f0e"), ("torch", "#2ca02c"))):
-        xs = [j + (i - 1) * w for j in range(len(rs))]
-        ys = [(r.get(sysname) or {}).get("gbs") or 0 for r in rs]
-        ax.bar(xs, ys, w, label=sysname, color=color)
-    if ceiling_gbs:
-        ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
-    ax.set_xticks(range(len(rs)))
-    ax.set_xticklabels(["%s\n%s" % (r["workload"], r["shape"]) for r in rs], fontsize=7, rotation=30, ha="right")
-    ax.set_ylabel("GB/s")
-    ax.set_title("memory-bound kernels on %s (%s)" % (meta["device"], meta["date"][:10]))
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    for ax, (group, unit) in zip(axes[0], panels):
+        for i, (sysname, color) in enumerate((("blk", "#1f77b4"), ("triton", "#ff7f0e"), ("torch", "#2ca02c"))):
+            xs = [j + (i - 1) * w for j in range(len(group))]
+            ys = [(r.get(sysname) or {}).get(unit) or 0 for r in group]
+            ax.bar(xs, ys, w, label=sysname, color=color)
+        if unit == "gbs" and ceiling_gbs:
+            ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
+        ax.set_xticks(range(len(group)))
+        ax.set_xticklabels(["%s\n%s" % (r["workload"], r["shape"]) for r in group], fontsize=7, rotation=30,
+                           ha="right")
+        ax.set_ylabel("GB/s" if unit == "gbs" else "TFLOP/s")
+        ax.set_title("memory-bound" if unit == "gbs" else "compute-bound", fontsize=9)
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.suptitle("blk, Triton and PyTorch on %s (%s)" % (meta["device"], meta["date"][:10]), fontsize=10)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.94), ncol=len(labels), fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.88))
     fig.savefig(path, dpi=110)
 
 
