@@ -261,9 +261,10 @@ static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     if (in->precision == IR_PREC_IEEE) return wg_no(p, "input_precision = \"ieee\" runs without tensor cores");
     blk_dtype ta = (blk_dtype)a->type.dtype, tr = (blk_dtype)res->type.dtype;
     int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
-    if ((ta != DT_BF16 && ta != DT_F16) || (blk_dtype)bo->type.dtype != ta || tr != DT_F32)
-        return wg_no(p, "wgmma is used for bf16 and f16 inputs with an f32 accumulator (here %s x %s -> %s)",
-                     dtype_name(ta), dtype_name((blk_dtype)bo->type.dtype), dtype_name(tr));
+    bool i8 = ta == DT_I8 && tr == DT_I32, f16 = (ta == DT_BF16 || ta == DT_F16) && tr == DT_F32;
+    if ((!i8 && !f16) || (blk_dtype)bo->type.dtype != ta)
+        return wg_no(p, "wgmma is used for bf16 and f16 inputs with an f32 accumulator and i8 with i32 (here %s x %s -> %s)",
+                     dtype_name((blk_dtype)a->type.dtype), dtype_name((blk_dtype)bo->type.dtype), dtype_name(tr));
     if (!lay_wgmma_shape(ta, tr, M, N, K, C->num_warps))
         return wg_no(p, "wgmma needs num_warps a multiple of 4 and M a multiple of 16 x num_warps (M = %d, %d warps)",
                      M, C->num_warps);
@@ -276,13 +277,17 @@ static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
         if (cv != 1) return wg_no(p, "a is stored M-contiguous; wgmma reads a K-contiguous from shared memory");
         if (K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
         p->acv = 1;
-    } else if (a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
+    } else if (!i8 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
     else if (K * e % 128 == 0) p->acv = 1;
     else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
     int rb[2] = {K * e, N * e}; /* stored row bytes: K-major (colv 0) rows hold K, N-major rows N */
     if (operand_entry(C, bo, &cv)) {
         if (rb[cv] % 128) return wg_no(p, "b's stored rows are %d bytes; the 128-byte swizzle needs a multiple of 128", rb[cv]);
+        if (i8 && cv != 0) return wg_no(p, "b is stored N-contiguous; wgmma reads i8 operands K-contiguous only");
         p->bcv = cv;
+    } else if (i8) {
+        if (rb[0] % 128) return wg_no(p, "b's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", rb[0]);
+        p->bcv = 0;
     } else {
         int want = stored_colv((cg_val){NULL, 0, cg_lay(C, bo), true}, ta, 0);
         if (rb[want] % 128 == 0) p->bcv = want;
@@ -1047,12 +1052,17 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     blk_strbuf text, cons;
     sb_init(&text);
     sb_init(&cons);
+    bool i8 = t == DT_I8;
     sb_printf(&text, "{ .reg .pred p; setp.ne.b32 p, %d, 0; ", scale_d);
-    sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nI, t == DT_BF16 ? "bf16" : "f16",
-              t == DT_BF16 ? "bf16" : "f16");
-    for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=f", i ? "," : "");
-    /* scale-d is a predicate operand: set from an immediate */
-    if (areg)
+    if (i8) sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk32.s32.s8.s8 {", nI);
+    else
+        sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nI, t == DT_BF16 ? "bf16" : "f16",
+                  t == DT_BF16 ? "bf16" : "f16");
+    for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=%s", i ? "," : "", i8 ? "r" : "f");
+    /* scale-d is a predicate operand: set from an immediate; integer
+     * wgmma has no scale-a/b or transpose immediates (b is K-major) */
+    if (i8) sb_printf(&text, "}, $%d, $%d, p;", nd, nd + 1);
+    else if (areg)
         sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
     else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
     sb_puts(&text, " }");
@@ -1065,7 +1075,8 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     if (!args || !ts) { C->failed = true; goto out; }
     for (int i = 0; i < na; i++) args[i] = areg ? areg[i] : adesc;
     args[na] = bdesc;
-    for (int i = 0; i < nd; i++) args[na + 1 + i] = zero_d ? LLVMGetUndef(C->f32) : d[i], ts[i] = C->f32;
+    LLVMTypeRef dt = i8 ? C->i32 : C->f32;
+    for (int i = 0; i < nd; i++) args[na + 1 + i] = zero_d ? LLVMGetUndef(dt) : d[i], ts[i] = dt;
     LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)nd, 0), text.data, cons.data, args,
                                    nargs, true);
     for (int i = 0; i < nd; i++) d[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
@@ -1103,7 +1114,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     cg_lay_info li;
     cg_lay_shape(L, 2, res->type.shape, &li);
     int mt = li.n[0] / 2;                  /* m64 instructions per warpgroup */
-    int nI = N < 256 ? N : 256, nc = N / nI, steps = K / 16;
+    int nI = N < 256 ? N : 256, nc = N / nI, steps = K * e / 32; /* 32 bytes of K per instruction */
     bool trans_b = tb_t.colv == 1;
     LLVMValueRef grp = LLVMBuildLShr(b, C->warp, cg_const_i32(C, 2), ""); /* warpgroup (Wn = 1: warp = wm) */
 
@@ -1249,8 +1260,8 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
     if (p->ok) {
         if (!(C->remarks & CG_REMARKS)) return;
         ir_inst *loop = in->parent ? in->parent->parent : NULL;
-        diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk16 on %d warpgroup%s, a from %s, b %s-major%s", entry,
-                    N < 256 ? N : 256, C->num_warps / 4, C->num_warps > 4 ? "s" : "",
+        diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk%d on %d warpgroup%s, a from %s, b %s-major%s", entry,
+                    N < 256 ? N : 256, 32 / stored_bytes((blk_dtype)in->operands[0]->type.dtype), C->num_warps / 4, C->num_warps > 4 ? "s" : "",
                     p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
                     wg_wait(C, loop, in) == WG_KEEP1   ? ", its group kept in flight across iterations"
                     : wg_wait(C, loop, in) == WG_CARRY ? ", its group completed in the next iteration, before its first reader"

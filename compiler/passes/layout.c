@@ -198,8 +198,9 @@ bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape) {
 }
 
 bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps) {
-    return (ab == DT_BF16 || ab == DT_F16) && acc == DT_F32 && num_warps % 4 == 0 && M % (16 * num_warps) == 0 &&
-           N % 16 == 0 && K % 16 == 0;
+    bool types = ((ab == DT_BF16 || ab == DT_F16) && acc == DT_F32 && K % 16 == 0) ||
+                 (ab == DT_I8 && acc == DT_I32 && K % 32 == 0);
+    return types && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && N % 16 == 0;
 }
 
 const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first) {

@@ -107,7 +107,8 @@ const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool ro
  * whole m16 tiles of a block of this shape? */
 bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape);
 /* Can a dot of these shapes take Hopper's wgmma (cg_dot.c) when its
- * accumulator has all warps along M? 16-bit operands, f32 accumulator,
+ * accumulator has all warps along M? 16-bit operands with an f32
+ * accumulator (K a multiple of 16) or i8 with i32 (K a multiple of 32),
  * whole warpgroups, every warpgroup a multiple of 64 rows. On a target
  * with wgmma, lay_assign then puts the accumulator's warps along M
  * (rows first): wgmma's warps of one warpgroup split the rows. */
