@@ -583,6 +583,7 @@ typedef struct {
     const dtype *t;       /* element type (buffers) */
     int64_t count;        /* elements */
     bool dist_int;        /* ri(lo,hi) */
+    char dist_seq;        /* 'c': cu(B,L), 'p': perm (structured integers; see build_case) */
     double lo, hi;        /* distribution; A_FLOAT: u(lo,hi) or lo == hi literal */
     int64_t ival;         /* A_INT */
     double fval;          /* A_FLOAT, drawn */
@@ -708,32 +709,54 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 const char *dp[2];
                 int dpl[2];
                 bool is_ri = dl > 3 && !strncmp(d, "ri(", 3), is_u = dl > 2 && !strncmp(d, "u(", 2);
-                if (!(is_ri || is_u) || d[dl - 1] != ')') {
-                    snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi) or ri(lo,hi)", a->name, dl, d);
-                    return false;
-                }
-                int off = is_ri ? 3 : 2;
-                if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
-                    snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
-                    return false;
-                }
-                if (is_ri) {
-                    int64_t lo, hi;
-                    if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) || !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
-                        return false;
-                    if (hi <= lo) hi = lo + 1;
-                    a->dist_int = true, a->lo = (double)lo, a->hi = (double)hi;
+                bool is_cu = dl > 3 && !strncmp(d, "cu(", 3);
+                if (dl == 4 && !strncmp(d, "perm", 4)) {
+                    a->dist_seq = 'p';
                 } else {
-                    a->dist_int = false;
-                    a->lo = strtod(dp[0], NULL), a->hi = strtod(dp[1], NULL);
+                    if (!(is_ri || is_u || is_cu) || d[dl - 1] != ')') {
+                        snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), cu(B,L) or perm",
+                                 a->name, dl, d);
+                        return false;
+                    }
+                    int off = is_u ? 2 : 3;
+                    if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
+                        snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
+                        return false;
+                    }
+                    if (is_ri || is_cu) {
+                        int64_t lo, hi;
+                        if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) ||
+                            !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
+                            return false;
+                        if (is_cu) a->dist_seq = 'c';
+                        else if (hi <= lo) hi = lo + 1;
+                        a->dist_int = true, a->lo = (double)lo, a->hi = (double)hi;
+                    } else {
+                        a->dist_int = false;
+                        a->lo = strtod(dp[0], NULL), a->hi = strtod(dp[1], NULL);
+                    }
                 }
+            }
+            if (a->dist_seq && (a->t->kind != K_INT || a->role != A_IN)) {
+                snprintf(err, errn, "'%s': cu(B,L) and perm are for integer inputs", a->name);
+                return false;
             }
             a->bytes = (size_t)a->count * (size_t)a->t->size;
             a->host = malloc(a->bytes + 1);
+            int64_t cu_run = 0;
             for (int64_t k = 0; k < a->count; k++) {
                 unsigned char *q = a->host + (size_t)k * (size_t)a->t->size;
                 if (a->role == A_OUT) memset(q, 0xFF, (size_t)a->t->size);
                 else if (a->role == A_ZERO) memset(q, 0, (size_t)a->t->size);
+                else if (a->dist_seq == 'p') put_int(a->t, q, k); /* shuffled below */
+                else if (a->dist_seq == 'c') {
+                    /* cumulative sequence offsets: 0, then B lengths in [0, L]: the
+                     * first L (so max_seqlen = L), the second 0 (a sequence with no
+                     * tokens), the rest random; the total is at most B * L */
+                    int64_t B = (int64_t)a->lo, L = (int64_t)a->hi;
+                    if (k >= 1 && k <= B) cu_run += k == 1 ? L : k == 2 ? 0 : (int64_t)(rng_u64() % (uint64_t)(L + 1));
+                    put_int(a->t, q, cu_run);
+                }
                 else if (a->dist_int) {
                     int64_t span = (int64_t)(a->hi - a->lo);
                     int64_t v = (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
@@ -744,6 +767,14 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                     if (a->t->kind == K_FLOAT) put_float(a->t, q, v);
                     else put_int(a->t, q, (int64_t)v);
                 }
+            }
+            /* perm: 0 .. count-1 in a random order (Fisher-Yates on the elements) */
+            for (int64_t k = a->count - 1; a->dist_seq == 'p' && k > 0; k--) {
+                size_t sz = (size_t)a->t->size, j = (size_t)(rng_u64() % (uint64_t)(k + 1));
+                unsigned char t[8];
+                memcpy(t, a->host + (size_t)k * sz, sz);
+                memcpy(a->host + (size_t)k * sz, a->host + j * sz, sz);
+                memcpy(a->host + j * sz, t, sz);
             }
         }
         i++;
