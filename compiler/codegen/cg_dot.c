@@ -38,6 +38,7 @@
  *   i8          m16n8k32, s32 accumulate (wrapping); K padded with zeros
  *               to a multiple of 32
  */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -328,7 +329,6 @@ struct cg_tile {
     bool live;
 };
 
-static bool loop_has_wg(cg_ctx *C, ir_inst *loop);
 
 static struct cg_tile *tile_of(cg_ctx *C, const ir_value *v) {
     if (!v || v->id < 0 || v->id >= C->num_values || !C->tiles) return NULL;
@@ -351,7 +351,59 @@ static bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out) {
     return true;
 }
 
-bool cg_pipe_skip(cg_ctx *C, ir_inst *in) {
+static int uses_in(const ir_region *r, const ir_value *v);
+
+static bool reads(const ir_inst *in, const ir_value *v) {
+    for (int k = 0; k < in->num_operands; k++)
+        if (in->operands[k] == v) return true;
+    for (int k = 0; k < in->num_regions; k++)
+        if (uses_in(in->regions[k], v)) return true;
+    return false;
+}
+
+static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
+
+/* One wait_group for the pending group g that `in` reads: it leaves the
+ * groups committed after g running, and completes every group up to g
+ * (they finish in order), so all of those values are rebound to the
+ * wait's tied outputs. */
+static void drain_for(cg_ctx *C, ir_inst *in) {
+    int g = INT_MIN;
+    for (int q = 0; q < C->num_wg_pending; q++)
+        if (reads(in, C->wg_pending[q].v) && C->wg_pending[q].group > g) g = C->wg_pending[q].group;
+    if (g == INT_MIN) return;
+    int n = 0, keep = 0;
+    cg_val vals[8];
+    for (int q = 0; q < C->num_wg_pending; q++) {
+        if (C->wg_pending[q].group > g) {
+            C->wg_pending[keep++] = C->wg_pending[q];
+            continue;
+        }
+        ir_value *v = C->wg_pending[q].v;
+        vals[n++] = cg_get(C, v, cg_lay(C, v));
+    }
+    int nt = 0;
+    for (int q = 0; q < n; q++) nt += vals[q].n;
+    LLVMValueRef *tied = ARENA_ARRAY(C->a, LLVMValueRef, nt > 0 ? nt : 1);
+    if (!tied) { C->failed = true; return; }
+    for (int q = 0, at = 0; q < n; at += vals[q].n, q++)
+        for (int r = 0; r < vals[q].n; r++) tied[at + r] = vals[q].v[r];
+    char text[48];
+    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", C->wg_commits - g - 1);
+    wg_pass(C, text, tied, nt);
+    for (int q = 0, j = 0, at = 0; q < C->num_wg_pending; q++) {
+        if (C->wg_pending[q].group > g) continue;
+        cg_val w = cg_new_val(C, vals[j].n, vals[j].lay);
+        for (int r = 0; r < w.n; r++) w.v[r] = tied[at + r];
+        at += w.n;
+        cg_set(C, C->wg_pending[q].v, w);
+        j++;
+    }
+    C->num_wg_pending = keep;
+}
+
+bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
+    if (C->num_wg_pending) drain_for(C, in);
     if (in->op == IR_LOAD) {
         struct cg_tile *t = tile_of(C, in->results[0]);
         return t && t->e->kind == PL_RING;
@@ -452,12 +504,6 @@ static bool loop_has(cg_ctx *C, ir_inst *loop) {
     return false;
 }
 
-static bool loop_has_wg(cg_ctx *C, ir_inst *loop) {
-    for (int i = 0; i < C->num_values; i++)
-        if (C->tiles[i] && C->tiles[i]->live && C->tiles[i]->e->loop == loop && C->tiles[i]->t.wg) return true;
-    return false;
-}
-
 static int loop_stages(cg_ctx *C, ir_inst *loop) {
     int s = 0;
     for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
@@ -479,16 +525,24 @@ static int uses_in(const ir_region *r, const ir_value *v) {
  *   WG_KEEP1  wait_group 1: its accumulator is carried to itself only
  *             (matmul's acc = dot(a, b, acc)), so the group runs into the
  *             next iteration, where the dot's next group queues behind it;
- *   WG_LATER  no wait of its own: its result is only carried to the next
- *             iteration, whose first dot (a WG_NOW dot before any use of
- *             the carried value) drains it with its own wait_group 0 —
- *             attention's acc = dot(p, v, acc * alpha) runs while the next
- *             iteration's barrier, copies and q k^T are issued.
- * Both keep-alive forms need the dot's shared operands in this loop's rings
+ *   WG_USE    waits just before its first reader in the body (the yield
+ *             when it is only carried), leaving the groups committed since
+ *             running: with the next block's scores issued first (s_next =
+ *             dot(q, k_next), carried), this block's softmax runs under
+ *             them (FA3's intra-warpgroup overlap); with q k^T and p v
+ *             issued back to back, the softmax runs under p v;
+ *   WG_CARRY  only carried, and completed in the next iteration before its
+ *             first reader (carry_ok): attention's acc = dot(p, v, acc *
+ *             alpha) runs under the next iteration's barrier, copies and
+ *             q k^T.
+ * All but WG_NOW need the dot's shared operands in this loop's rings
  * or hoisted tiles (nothing staged into scratch under a running group) and
  * rings at least 3 slots deep: the copies then run S-2 tiles ahead, so a
- * slot is refilled two iterations after it was read (prefetch). */
-enum { WG_NOW, WG_KEEP1, WG_LATER };
+ * slot is refilled two iterations after it was read (prefetch). A carried
+ * group completes within the next iteration: its value must be read there,
+ * and the body's dots are all at its top level, so that the groups
+ * committed between a dot and a reader are counted in program order. */
+enum { WG_NOW, WG_KEEP1, WG_CARRY, WG_USE };
 
 /* The yield slot carrying dot's result when that is its only use. */
 static int yield_slot(ir_inst *loop, ir_inst *dot) {
@@ -500,23 +554,47 @@ static int yield_slot(ir_inst *loop, ir_inst *dot) {
     return -1;
 }
 
-static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot);
-
-/* The body's first dot when it takes wgmma and waits at once, with nothing
- * before it that has regions (it runs on every iteration) or reads carried
- * slot k. */
-static ir_inst *drainer(cg_ctx *C, ir_inst *loop, int k) {
-    ir_region *body = loop->regions[0];
-    ir_value *arg = body->args.data[1 + k];
-    wg_plan p;
-    for (ir_inst *i = body->first; i; i = i->next) {
-        if (i->op == IR_DOT)
-            return wg_choose(C, i, &p) && yield_slot(loop, i) < 0 && wg_wait(C, loop, i) == WG_NOW ? i : NULL;
-        if (i->num_regions) return NULL;
-        for (int o = 0; o < i->num_operands; o++)
-            if (i->operands[o] == arg) return NULL;
+static bool has_dot(const ir_region *r) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == IR_DOT) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_dot(i->regions[k])) return true;
     }
-    return NULL;
+    return false;
+}
+
+/* every dot of the body at its top level, and few enough to track
+ * (cg_ctx.wg_pending) */
+static bool dots_flat(const ir_region *body) {
+    int n = 0;
+    for (const ir_inst *i = body->first; i; i = i->next) {
+        n += i->op == IR_DOT;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_dot(i->regions[k])) return false;
+    }
+    return n <= 8;
+}
+
+/* Whether dot's result can stay in flight into the next iteration, read
+ * there as the carried `arg`: every reader of arg comes before dot (its
+ * registers are then free when dot issues), and a wait_group 0 comes before
+ * the first of them — the first reader of a dot read in the body that is
+ * the last dot committed before it. The wait that completes the carried
+ * group then finds it done: LLVM may copy its registers into the wait's
+ * tied operands, and a copy of registers still being written makes ptxas
+ * serialize every wgmma of the kernel (C7514). */
+static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
+    int before = 0;
+    for (ir_inst *i = body->first; i != dot; i = i->next) before += reads(i, arg);
+    if (!before || before != uses_in(body, arg)) return false;
+    ir_inst *last = NULL; /* the last dot committed so far */
+    bool full = false;
+    for (ir_inst *i = body->first; i != dot; i = i->next) {
+        if (last && reads(i, last->results[0])) full = true;
+        if (reads(i, arg)) return full;
+        if (i->op == IR_DOT) last = i;
+    }
+    return false;
 }
 
 static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
@@ -527,18 +605,18 @@ static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
         const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
         if (!e || e->loop != loop) return WG_NOW;
     }
-    int k = yield_slot(loop, dot);
-    if (k < 0) return WG_NOW;
     ir_region *body = loop->regions[0];
-    if (!p.areg && dot->operands[2] == body->args.data[1 + k] && uses_in(body, body->args.data[1 + k]) == 1)
-        return WG_KEEP1;
-    ir_inst *d = drainer(C, loop, k);
-    return d && d != dot ? WG_LATER : WG_NOW;
+    if (dot->parent != body || !dots_flat(body)) return WG_NOW;
+    int k = yield_slot(loop, dot);
+    if (k < 0) return WG_USE;
+    ir_value *arg = body->args.data[1 + k];
+    if (!p.areg && dot->operands[2] == arg && uses_in(body, arg) == 1) return WG_KEEP1;
+    return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
 }
 
 static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
-        if (i->op == IR_DOT && wg_wait(C, loop, i) != WG_NOW) return true;
+        if (i->op == IR_DOT && (wg_wait(C, loop, i) == WG_KEEP1 || wg_wait(C, loop, i) == WG_CARRY)) return true;
     return false;
 }
 
@@ -605,8 +683,30 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     if (hoisted && !nr) cg_barrier(C); /* with rings, the first iteration's barrier does it */
 }
 
+/* The carried results of WG_CARRY dots are in flight at the top of the
+ * body: the last iteration committed them, then the groups of the dots
+ * after them in the body. Group indices are set so that a reader's wait
+ * counts those groups and the ones this iteration commits before it. */
+static void carry_pending(cg_ctx *C, ir_inst *loop) {
+    ir_region *body = loop->regions[0];
+    int total = 0, pos = 0;
+    wg_plan p;
+    C->num_wg_pending = 0;
+    for (ir_inst *i = body->first; i; i = i->next) total += i->op == IR_DOT && wg_choose(C, i, &p);
+    for (ir_inst *i = body->first; i; i = i->next) {
+        if (i->op != IR_DOT || !wg_choose(C, i, &p)) continue;
+        if (wg_wait(C, loop, i) == WG_CARRY) {
+            C->wg_pending[C->num_wg_pending].v = body->args.data[1 + yield_slot(loop, i)];
+            C->wg_pending[C->num_wg_pending].group = C->wg_commits - total + pos;
+            C->num_wg_pending++;
+        }
+        pos++;
+    }
+}
+
 void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     if (!loop_has(C, loop) || C->failed) return;
+    carry_pending(C, loop);
     LLVMBuilderRef b = C->b;
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop), P = prefetch(C, loop);
@@ -617,9 +717,13 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
      * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
      * i-1 may still run) are done */
     async_wait(C, P - 1);
-    /* cp.async writes through the generic proxy; wgmma reads through the
-     * async proxy: each writer fences before the barrier */
-    if (loop_has_wg(C, loop)) fence_async_smem(C);
+    /* No proxy fence for the rings: what cp.async wrote is read by wgmma
+     * after cp.async.wait_group and the barrier, as in CUTLASS's
+     * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
+     * stores from registers). fence.proxy.async is a MEMBAR.ALL.CTA, which
+     * also waits for the copies still in flight for later stages: one per
+     * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
+     * tiles, operands staged per dot) still fence. */
     cg_barrier(C);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
@@ -633,6 +737,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
 
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     if (!loop_has(C, loop) || C->failed) return;
+    C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
     if (loop_rings(C, loop, rings, 16)) async_wait(C, 0); /* no copy may land in memory reused next */
     cg_barrier(C);
@@ -645,14 +750,13 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     }
 }
 
-static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
 
 void cg_pipe_results(cg_ctx *C, ir_inst *loop) {
     if (C->failed || !C->pl || !loop_has(C, loop) || !loop_in_flight(C, loop)) return;
     /* the last groups of the in-flight dots complete before their
      * accumulators leave the loop: wait_group 0 takes them as tied operands */
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
-        if (i->op != IR_DOT || wg_wait(C, loop, i) == WG_NOW) continue;
+        if (i->op != IR_DOT || (wg_wait(C, loop, i) != WG_KEEP1 && wg_wait(C, loop, i) != WG_CARRY)) continue;
         ir_value *r = loop->results[yield_slot(loop, i)];
         cg_val v = cg_get(C, r, cg_lay(C, r)), w = cg_new_val(C, v.n, v.lay);
         for (int k = 0; k < v.n; k++) w.v[k] = v.v[k];
@@ -910,6 +1014,11 @@ static LLVMValueRef wg_desc(cg_ctx *C, LLVMValueRef addr32, int lbo, int sbo) {
     return LLVMBuildOr(b, start, LLVMConstInt(C->i64, k, 0), "");
 }
 
+/* the descriptor of desc's address + off (a multiple of 16) */
+static LLVMValueRef desc_at(cg_ctx *C, LLVMValueRef desc, int off) {
+    return off ? LLVMBuildAdd(C->b, desc, LLVMConstInt(C->i64, (unsigned long long)(off >> 4), 0), "") : desc;
+}
+
 /* An asm statement through which values pass unchanged, ordered with the
  * wgmma instructions (side effects): vals[0..n) in and out. */
 static void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
@@ -1022,27 +1131,30 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     LLVMValueRef *d = ARENA_ARRAY(C->a, LLVMValueRef, nI / 2);
     int *reg = ARENA_ARRAY(C->a, int, nI / 2);
     if (!d || !reg) { C->failed = true; return; }
+    /* one descriptor per operand block, then constant offsets: the start
+     * address field (bits 0..13, address / 16) cannot carry into the next
+     * field, shared addresses being below 256 KB */
     LLVMValueRef abase = p->areg ? NULL : tile_addr32(C, &ta_t, cg_const_i32(C, 0));
-    LLVMValueRef bbase32 = tile_addr32(C, &tb_t, cg_const_i32(C, 0));
+    LLVMValueRef bdesc0 = wg_desc(C, tile_addr32(C, &tb_t, cg_const_i32(C, 0)), trans_b ? K * 128 : 16, 1024);
+    LLVMValueRef *adesc0 = ARENA_ARRAY(C->a, LLVMValueRef, mt);
+    if (!adesc0) { C->failed = true; return; }
+    for (int i = 0; i < mt && !p->areg; i++) {
+        /* 64-row block i*Wm/4 + grp */
+        LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
+                                         cg_const_i32(C, 64 * 128), "");
+        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), 16, 1024);
+    }
     for (int s = 0; s < steps; s++)
         for (int i = 0; i < mt; i++)
             for (int c = 0; c < nc; c++) {
                 int n0 = c * nI;
-                LLVMValueRef adesc = NULL;
-                if (!p->areg) {
-                    /* K panel s/4, 64-row block i*Wm/4 + grp, 32 bytes per k step within the row */
-                    LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
-                                                     cg_const_i32(C, 64 * 128), "");
-                    LLVMValueRef off = LLVMBuildAdd(b, row0, cg_const_i32(C, (s / 4) * M * 128 + (s % 4) * 32), "");
-                    adesc = wg_desc(C, LLVMBuildAdd(b, abase, off, ""), 16, 1024);
-                }
+                /* A: K panel s/4, 32 bytes per k step within the row */
+                LLVMValueRef adesc = p->areg ? NULL : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
                 LLVMValueRef bdesc;
                 if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
-                    bdesc = wg_desc(C, LLVMBuildAdd(b, bbase32, cg_const_i32(C, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32), ""),
-                                    16, 1024);
+                    bdesc = desc_at(C, bdesc0, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32);
                 else /* [K][N]: panel n0/64 (next panels LBO apart), rows 16s.. */
-                    bdesc = wg_desc(C, LLVMBuildAdd(b, bbase32, cg_const_i32(C, (n0 / 64) * K * 128 + s * 16 * 128), ""),
-                                    K * 128, 1024);
+                    bdesc = desc_at(C, bdesc0, (n0 / 64) * K * 128 + s * 16 * 128);
                 for (int j = 0; j < nI / 2; j++) {
                     int k0 = 2 * i + ((j >> 1) & 1), k1 = 2 * (n0 / 8 + (j >> 2)) + (j & 1);
                     reg[j] = cg_reg_of(&li, (int[]){k0, k1});
@@ -1052,37 +1164,18 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
                 for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
+    C->wg_commits++;
     ir_inst *loop = in->parent ? in->parent->parent : NULL;
     int how = wg_wait(C, loop, in);
-    if (how == WG_LATER) return;
-    /* a dot that drains earlier WG_LATER groups of the loop passes their
-     * carried accumulators through its wait too: no user above it */
-    int nt = nacc;
-    ir_value *later[8];
-    int nl = 0;
-    if (how == WG_NOW && loop && loop->op == IR_FOR)
-        for (ir_inst *i = loop->regions[0]->first; i && nl < 8; i = i->next)
-            if (i->op == IR_DOT && i != in && wg_wait(C, loop, i) == WG_LATER && drainer(C, loop, yield_slot(loop, i)) == in) {
-                later[nl] = loop->regions[0]->args.data[1 + yield_slot(loop, i)];
-                nt += cg_get(C, later[nl], cg_lay(C, later[nl])).n;
-                nl++;
-            }
-    LLVMValueRef *tied = ARENA_ARRAY(C->a, LLVMValueRef, nt);
-    if (!tied) { C->failed = true; return; }
-    for (int r = 0; r < nacc; r++) tied[r] = acc->v[r];
-    for (int q = 0, at = nacc; q < nl; q++) {
-        cg_val v = cg_get(C, later[q], cg_lay(C, later[q]));
-        for (int r = 0; r < v.n; r++) tied[at + r] = v.v[r];
-        at += v.n;
+    if (how == WG_CARRY) return; /* the next iteration waits (cg_pipe_inst) */
+    if (how == WG_USE) { /* its first reader waits (cg_pipe_inst); dots_flat bounds the count */
+        C->wg_pending[C->num_wg_pending].v = res;
+        C->wg_pending[C->num_wg_pending].group = C->wg_commits - 1;
+        C->num_wg_pending++;
+        return;
     }
-    wg_pass(C, how == WG_KEEP1 ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;", tied, nt);
-    for (int r = 0; r < nacc; r++) acc->v[r] = tied[r];
-    for (int q = 0, at = nacc; q < nl; q++) {
-        cg_val v = cg_get(C, later[q], cg_lay(C, later[q])), w = cg_new_val(C, v.n, v.lay);
-        for (int r = 0; r < v.n; r++) w.v[r] = tied[at + r];
-        at += v.n;
-        cg_set(C, later[q], w);
-    }
+    wg_pass(C, how == WG_KEEP1 ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;", acc->v,
+            nacc);
 }
 
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
@@ -1160,7 +1253,8 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
                     N < 256 ? N : 256, C->num_warps / 4, C->num_warps > 4 ? "s" : "",
                     p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
                     wg_wait(C, loop, in) == WG_KEEP1   ? ", its group kept in flight across iterations"
-                    : wg_wait(C, loop, in) == WG_LATER ? ", its group completed by the next iteration's first dot"
+                    : wg_wait(C, loop, in) == WG_CARRY ? ", its group completed in the next iteration, before its first reader"
+                    : wg_wait(C, loop, in) == WG_USE ? ", its group completed before its first reader"
                                                        : "");
         return;
     }

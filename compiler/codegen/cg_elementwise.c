@@ -12,7 +12,7 @@
  *  - MINIMUM/MAXIMUM on floats: NaN loses, -0 < +0 (llvm.minimumnum);
  *  - float -> int casts saturate with NaN -> 0 (llvm.fptosi.sat);
  *  - math goes to libdevice (__nv_expf ..., libm_table); IRF_FAST picks
- *    the __nv_fast_* approximations where libdevice has one;
+ *    the __nv_fast_* approximations where libdevice has one (exp2: ex2.approx.ftz);
  *  - BITCAST is LLVM's bitcast (f8 values are i8 in registers already).
  */
 #include <stdio.h>
@@ -160,6 +160,13 @@ static LLVMValueRef float_unary(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMVa
     case IR_RSQRT:
         if (fast && !dbl) return libm(C, "__nv_rsqrtf", "__nv_rsqrt", dbl, a, 1);
         return LLVMBuildFDiv(b, fconst(ft, 1.0), cg_call_intrinsic(C, "llvm.sqrt", &ft, 1, a, 1), "");
+    case IR_EXP2:
+        /* fast: the bare ex2.approx with subnormals flushed (as Triton's
+         * exp2); __nv_exp2f adds a compare and two predicated multiplies
+         * per call to keep subnormal results, a third of a softmax's
+         * instructions */
+        if (fast && !dbl) return cg_inline_asm(C, C->f32, "ex2.approx.ftz.f32 $0, $1;", "=f,f", a, 1, false);
+        return libm_call(C, op, fast, dbl, a, 1);
     case IR_SIGMOID: {
         LLVMValueRef nx[1] = {LLVMBuildFNeg(b, x, "")};
         LLVMValueRef e = libm_call(C, IR_EXP, fast, dbl, nx, 1);

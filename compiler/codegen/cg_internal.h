@@ -56,6 +56,11 @@ typedef struct {
     const pl_table *pl;       /* dot operands streamed through rings / hoisted (pipeliner.h) */
     struct cg_tile **tiles;   /* by value id: the resident tile of a RING or HOIST value (cg_dot.c) */
     int smem_reserved;        /* bytes at the start of the scratch held by live rings / tiles */
+    /* wgmma groups that run on while later code is lowered (cg_dot.c): a
+     * value's registers are read only after a wait_group that covers it */
+    int wg_commits;           /* commit_groups lowered so far, in program order */
+    struct { ir_value *v; int group; } wg_pending[8]; /* group: its commit's index */
+    int num_wg_pending;
     struct cg_remat *remat;   /* cg_get: values already recomputed in a layout */
     int num_remat, cap_remat;
     int num_warps;
@@ -154,8 +159,10 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv);
 void cg_pipe_end(cg_ctx *C, ir_inst *loop);
 /* after the loop's results are bound: complete wgmma groups left in flight */
 void cg_pipe_results(cg_ctx *C, ir_inst *loop);
-/* A load (or its trans) whose data a ring delivers: nothing to lower. */
-bool cg_pipe_skip(cg_ctx *C, ir_inst *in);
+/* Before each instruction: completes the wgmma groups in flight whose
+ * results it reads; true for a load (or its trans) whose data a ring
+ * delivers: nothing to lower. */
+bool cg_pipe_inst(cg_ctx *C, ir_inst *in);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */
 LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align);

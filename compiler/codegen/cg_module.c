@@ -285,7 +285,7 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return;
     }
-    if (cg_pipe_skip(C, in)) return;
+    if (cg_pipe_inst(C, in)) return;
     if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_sort(C, in) ||
         cg_convert_op(C, in) || cg_print(C, in) || cg_dot(C, in))
         return;

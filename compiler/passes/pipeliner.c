@@ -73,6 +73,15 @@ static void set_why(pl_ctx *P, const ir_value *v, const char *why) {
     if (v->id >= 0 && v->id < P->t->num_values && !P->t->why[v->id]) P->t->why[v->id] = why;
 }
 
+/* the uses of v by instruction i and the instructions nested in it */
+static int uses_of(const ir_inst *i, const ir_value *v) {
+    int n = 0;
+    for (int k = 0; k < i->num_operands; k++) n += i->operands[k] == v;
+    for (int k = 0; k < i->num_regions; k++)
+        for (const ir_inst *j = i->regions[k]->first; j; j = j->next) n += uses_of(j, v);
+    return n;
+}
+
 /* operand `role` of dot d in loop: RING or HOIST when it qualifies */
 static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role, const lay_table *lt) {
     ir_value *v = d->operands[role];
@@ -119,7 +128,11 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
     int here = 0;
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
         if (i->op == IR_DOT && i->operands[role] == v && i->operands[1 - role] != v) here++;
-    if (here != P->uses[v->id]) { set_why(P, v, "used outside this loop's dots"); return; }
+    /* its registers are dead once it is stored: other readers may come
+     * before the loop (the first block of a rotated loop), not in or after it */
+    int after = 0;
+    for (ir_inst *i = loop->next; i; i = i->next) after += uses_of(i, v);
+    if (here != uses_of(loop, v) || after) { set_why(P, v, "used outside this loop's dots, in or after the loop"); return; }
     pl_entry *e = &P->t->e[v->id];
     if (e->kind == PL_HOIST) return; /* two dots share it */
     *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(t, v->type.shape[0], v->type.shape[1]),

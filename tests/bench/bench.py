@@ -303,6 +303,7 @@ def specs(small=False):
                  "(peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
+    out.extend(mm_family_specs(small))
 
     def attn_spec(causal):
         Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
@@ -479,6 +480,163 @@ def specs(small=False):
                  "shuffled block table; torch: SDPA on the cache gathered beforehand (gather untimed; "
                  "gather + SDPA in extra); GB/s: the K/V cache read once" % (PAGE, G, NS))
     out.append(decode_spec())
+    return out
+
+
+def mm_family_specs(small):
+    """matmul.blk's GEMM family and moe.blk's grouped GEMM against cuBLAS / torch eager."""
+    out = []
+    M, N, K = (256, 256, 128) if small else (8192, 8192, 4096)
+    shape = "%dx%dx%d" % (M, N, K)
+    mmargs = ["a", "b", "c", "M", "N", "K"]
+    btargs = ["a", "bt", "c", "M", "N", "K"]
+
+    def grid2(m, n):
+        return lambda c: (cdiv(m, c["BM"]) * cdiv(n, c["BN"]),)
+
+    out.append(Spec(
+        "mm_f16", "matmul f16", shape, "bf16", 2 * (M * K + K * N + M * N),
+        {"a": ((M, K), "f16", "randn"), "b": ((K, N), "f16", "randn"), "c": ((M, N), "f16", "out")}, ["c"],
+        [("mm_f16", "matmul_f16", mmargs)], lambda t: (t.a, t.b, t.c, M, N, K), grid2(M, N),
+        ref=lambda T, t: {"c": t.a.float() @ t.b.float()},
+        torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
+        flops=2 * M * N * K, note="stdlib matmul.blk matmul_f16 (wgmma on sm_90a); torch: cuBLAS"))
+
+    def fp8_init(T, shape, d):
+        return (T.randn(shape, device=DEVICE) * 0.5).to(d)
+
+    def fp8_spec(row):
+        sa, sb = ((M,), (N,)) if row else ((1,), (1,))
+
+        def ref(T, t):
+            return {"c": (t.a.float() @ t.bt.float().t()) * t.sa.view(-1, 1) * t.sb.view(1, -1)}
+
+        def peer(T, t):
+            a_s, b_s = (t.sa.view(-1, 1), t.sb.view(1, -1)) if row else (t.sa, t.sb)
+            return lambda: T._scaled_mm(t.a, t.bt.t(), scale_a=a_s, scale_b=b_s, out_dtype=T.bfloat16)
+        return Spec(
+            "mm_fp8%s" % ("_rowscale" if row else ""), "matmul fp8 e4m3 %s" % ("row scales" if row else "tensor scale"),
+            shape, "bf16", M * K + N * K + 2 * M * N,
+            {"a": ((M, K), "f8e4m3", fp8_init), "bt": ((N, K), "f8e4m3", fp8_init),
+             "sa": (sa, "f32", _uniform(0.5, 1.5)), "sb": (sb, "f32", _uniform(0.5, 1.5)),
+             "c": ((M, N), "bf16", "out")}, ["c"],
+            [("mm_fp8%s" % ("_row" if row else ""), "matmul_fp8",
+              ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"])],
+            lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
+            ref=ref, torch_fn=peer, flops=2 * M * N * K,
+            note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; mma.sync through f16 on every target: "
+                 "blk's wgmma takes bf16/f16 only); torch: _scaled_mm (cuBLASLt fp8)")
+    out.append(fp8_spec(False))
+    out.append(fp8_spec(True))
+
+    def i8_init(T, shape, d):
+        return T.randint(-128, 128, shape, device=DEVICE, dtype=d)
+    out.append(Spec(
+        "mm_i8", "matmul int8 -> i32", shape, "f32", M * K + N * K + 4 * M * N,
+        {"a": ((M, K), "i8", i8_init), "bt": ((N, K), "i8", i8_init), "c": ((M, N), "i32", "out")}, ["c"],
+        [("mm_i8", "matmul_i8", btargs)], lambda t: (t.a, t.bt, t.c, M, N, K), grid2(M, N),
+        ref=lambda T, t: {"c": t.a.double() @ t.bt.double().t()},
+        torch_fn=lambda T, t: (lambda: T._int_mm(t.a, t.bt.t())),
+        flops=2 * M * N * K,
+        note="stdlib matmul.blk matmul_i8 (B stored [N, K]; mma.sync m16n8k32 s8: blk's wgmma takes bf16/f16 only); "
+             "torch: _int_mm (cuBLASLt int8); TOP/s"))
+
+    def epi_ref(T, t):
+        h = t.a.float() @ t.b.float() + t.bias.float()
+        return {"c": h * T.sigmoid(h)}
+    out.append(Spec(
+        "mm_epilogue_silu", "matmul bf16 + bias + SiLU", shape, "bf16", 2 * (M * K + K * N + M * N + N),
+        {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "bias": ((N,), "bf16", "randn"),
+         "c": ((M, N), "bf16", "out")}, ["c"],
+        [("mm_epi_silu", "matmul_epilogue", ["a", "b", "c", "bias", "res", "M", "N", "K"])],
+        lambda t: (t.a, t.b, t.c, t.bias, None, M, N, K), grid2(M, N),
+        ref=epi_ref,
+        torch_fn=lambda T, t: (lambda: T.nn.functional.silu(T.addmm(t.bias, t.a, t.b))),
+        flops=2 * M * N * K,
+        note="stdlib matmul.blk matmul_epilogue BIAS=true ACT=silu (one kernel); torch: eager addmm + silu (two)"))
+
+    out.append(Spec(
+        "mm_persistent", "matmul bf16 persistent", shape, "bf16", 2 * (M * K + K * N + M * N),
+        {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}, ["c"],
+        [("mm_persistent", "matmul_persistent", mmargs)], lambda t: (t.a, t.b, t.c, M, N, K),
+        lambda c: (132,),
+        ref=lambda T, t: {"c": t.a.float() @ t.b.float()},
+        torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
+        flops=2 * M * N * K,
+        note="stdlib matmul.blk matmul_persistent, 132 programs (the SMs of an H100 SXM / H200); torch: cuBLAS"))
+
+    # linear backward: y = x W + b, x [Mt, Kin], W [Kin, Nout]
+    Mt, Kin, Nout = (256, 128, 256) if small else (8192, 4096, 4096)
+    lshape = "x %dx%d W %dx%d" % (Mt, Kin, Kin, Nout)
+    ltensors = {"x": ((Mt, Kin), "bf16", "randn"), "w": ((Kin, Nout), "bf16", "randn"),
+                "dy": ((Mt, Nout), "bf16", "randn")}
+
+    def autograd(T, t):
+        x = t.x.detach().requires_grad_()
+        w = t.w.detach().requires_grad_()
+        b = T.zeros(Nout, device=DEVICE, dtype=T.bfloat16, requires_grad=True)
+        y = T.addmm(b, x, w)
+
+        def f():
+            x.grad = w.grad = b.grad = None
+            y.backward(t.dy, retain_graph=True)
+        return f
+    out.append(Spec(
+        "linear_bwd_dx", "linear bwd dx = dy W^T", lshape, "bf16", 2 * (Mt * Nout + Kin * Nout + Mt * Kin),
+        dict(ltensors, dx=((Mt, Kin), "bf16", "out")), ["dx"],
+        [("linear_bwd_dx", "linear_bwd_dx", ["dx", "dy", "w", "M", "N", "K"])],
+        lambda t: (t.dx, t.dy, t.w, Mt, Nout, Kin), grid2(Mt, Kin),
+        ref=lambda T, t: {"dx": t.dy.float() @ t.w.float().t()},
+        torch_fn=lambda T, t: (lambda: T.matmul(t.dy, t.w.t(), out=t.dx)),
+        extra=[("torch autograd dx+dW+db", autograd)],
+        flops=2 * Mt * Nout * Kin,
+        note="stdlib matmul.blk linear_bwd_dx (W through trans(): a K-major wgmma operand); torch: cuBLAS "
+             "dy @ W.t(); the whole autograd backward (dx, dW, db) in extra"))
+    out.append(Spec(
+        "linear_bwd_dw", "linear bwd dW = x^T dy", lshape, "bf16", 2 * (Mt * Nout + Kin * Nout + Mt * Kin),
+        dict(ltensors, dw=((Kin, Nout), "bf16", "out")), ["dw"],
+        [("linear_bwd_dw", "linear_bwd_dw", ["dw", "x", "dy", "M", "N", "K"])],
+        lambda t: (t.dw, t.x, t.dy, Mt, Nout, Kin), grid2(Kin, Nout),
+        ref=lambda T, t: {"dw": t.x.float().t() @ t.dy.float()},
+        torch_fn=lambda T, t: (lambda: T.matmul(t.x.t(), t.dy, out=t.dw)),
+        extra=[("torch autograd dx+dW+db", autograd)],
+        flops=2 * Mt * Nout * Kin,
+        note="stdlib matmul.blk linear_bwd_dw (x^T through trans(); its aligned variant takes mma.sync: "
+             "blk's wgmma reads A K-contiguous only); torch: cuBLAS x.t() @ dy"))
+
+    # MoE grouped GEMM: R sorted token rows over E experts, each expert's weight [N, K]
+    R, E, GN, GK = (512, 4, 128, 128) if small else (32768, 8, 4096, 4096)
+
+    def offsets_init(T, shape, d):
+        g = T.Generator().manual_seed(0)
+        base = R // E
+        c = base + T.randint(-base // 8, base // 8 + 1, (E,), generator=g)
+        c[-1] = R - int(c[:-1].sum())
+        return T.cat((T.zeros(1, dtype=T.int64), T.cumsum(c, 0))).to(device=DEVICE, dtype=d)
+
+    def grouped_ref(T, t):
+        o = t.offsets.tolist()
+        return {"out": T.cat([t.xs[o[e]:o[e + 1]].float() @ t.w[e].float().t() for e in range(E)])}
+
+    def grouped_torch(T, t):
+        if hasattr(T, "_grouped_mm"):
+            return lambda: T._grouped_mm(t.xs, t.w.transpose(-2, -1), offs=t.offsets[1:])
+        return grouped_loop(T, t)
+
+    def grouped_loop(T, t):
+        o = t.offsets.tolist()  # host copy outside the timed loop
+        return lambda: [T.matmul(t.xs[o[e]:o[e + 1]], t.w[e].t(), out=t.out[o[e]:o[e + 1]]) for e in range(E)]
+    out.append(Spec(
+        "moe_grouped_gemm", "MoE grouped GEMM bf16", "R%d E%d N%d K%d" % (R, E, GN, GK), "bf16",
+        2 * (R * GK + E * GN * GK + R * GN),
+        {"xs": ((R, GK), "bf16", "randn"), "w": ((E, GN, GK), "bf16", "randn"),
+         "offsets": ((E + 1,), "i32", offsets_init), "out": ((R, GN), "bf16", "out")}, ["out"],
+        [("moe_grouped_gemm", "moe_grouped_gemm", ["out", "xs", "w", "offsets", "N", "K", "n_experts"])],
+        lambda t: (t.out, t.xs, t.w, t.offsets, GN, GK, E), lambda c: (cdiv(R, c["BM"]) + E, cdiv(GN, c["BN"])),
+        ref=grouped_ref, torch_fn=grouped_torch, extra=[("torch loop of matmul", grouped_loop)],
+        flops=2 * R * GN * GK,
+        note="stdlib moe.blk moe_grouped_gemm (one launch, tiles found from the offsets); torch: _grouped_mm where "
+             "this torch has it, else a loop of matmul over the experts (also in extra)"))
     return out
 
 
@@ -715,7 +873,8 @@ def worker(args):
             log("ERROR python launch overhead: %s" % row["error"])
         save(row)
 
-    tdt = {"f32": T.float32, "bf16": T.bfloat16, "f64": T.float64, "i32": T.int32}
+    tdt = {"f32": T.float32, "bf16": T.bfloat16, "f64": T.float64, "i32": T.int32, "f16": T.float16,
+           "i8": T.int8, "f8e4m3": getattr(T, "float8_e4m3fn", None)}
 
     def make(spec):
         t = types.SimpleNamespace()
@@ -737,7 +896,7 @@ def worker(args):
         for name, (shape, dt, init) in spec.tensors.items():
             v = getattr(t, name)
             if init == "out":
-                v.fill_(float("nan"))
+                v.fill_(float("nan") if v.is_floating_point() else -(1 << 31))  # integers: a value no row gives
             elif init == "randn":
                 v.normal_()
             elif isinstance(init, tuple) and init[0] == "uniform":
@@ -1070,7 +1229,8 @@ class FakeDtype:
 
 
 FAKE_DT = {"f32": FakeDtype("float32"), "bf16": FakeDtype("bfloat16"), "f64": FakeDtype("float64"),
-           "i32": FakeDtype("int32")}
+           "i32": FakeDtype("int32"), "f16": FakeDtype("float16"), "i8": FakeDtype("int8"),
+           "f8e4m3": FakeDtype("float8_e4m3fn")}
 
 
 class FakeTensor:

@@ -129,6 +129,11 @@ static char *read_text(const char *path, size_t *len) {
     return s;
 }
 
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y;
@@ -582,7 +587,8 @@ typedef struct {
     char name[48];
     const dtype *t;       /* element type (buffers) */
     int64_t count;        /* elements */
-    bool dist_int;        /* ri(lo,hi) */
+    bool dist_int;        /* ri(lo,hi) or sri(lo,hi) */
+    bool sorted;          /* sri(lo,hi): the integers in ascending order (offset tables) */
     char dist_seq;        /* 'c': cu(B,L), 'p': perm (structured integers; see build_case) */
     double lo, hi;        /* distribution; A_FLOAT: u(lo,hi) or lo == hi literal */
     int64_t ival;         /* A_INT */
@@ -708,17 +714,20 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 int dl = plen[1];
                 const char *dp[2];
                 int dpl[2];
-                bool is_ri = dl > 3 && !strncmp(d, "ri(", 3), is_u = dl > 2 && !strncmp(d, "u(", 2);
+                bool is_sri = dl > 4 && !strncmp(d, "sri(", 4);
+                bool is_ri = is_sri || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
                 bool is_cu = dl > 3 && !strncmp(d, "cu(", 3);
                 if (dl == 4 && !strncmp(d, "perm", 4)) {
                     a->dist_seq = 'p';
                 } else {
                     if (!(is_ri || is_u || is_cu) || d[dl - 1] != ')') {
-                        snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), cu(B,L) or perm",
+                        snprintf(err, errn,
+                                 "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi), cu(B,L) or perm",
                                  a->name, dl, d);
                         return false;
                     }
-                    int off = is_u ? 2 : 3;
+                    int off = is_sri ? 4 : is_u ? 2 : 3;
+                    a->sorted = is_sri;
                     if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
                         snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
                         return false;
@@ -775,6 +784,20 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 memcpy(t, a->host + (size_t)k * sz, sz);
                 memcpy(a->host + (size_t)k * sz, a->host + j * sz, sz);
                 memcpy(a->host + j * sz, t, sz);
+            }
+            if (a->sorted && a->role == A_IN && a->t->kind != K_FLOAT) {
+                /* sri: the integers drawn as for ri, put in ascending order (an offset table, as a prefix
+                 * sum of counts is: equal neighbours are empty segments) */
+                int64_t *v = malloc(sizeof *v * (size_t)(a->count ? a->count : 1));
+                int sh = 64 - 8 * a->t->size;
+                for (int64_t k = 0; k < a->count; k++) {
+                    uint64_t u = 0;
+                    memcpy(&u, a->host + (size_t)k * (size_t)a->t->size, (size_t)a->t->size);
+                    v[k] = (int64_t)(u << sh) >> sh; /* sign-extended back (the drawn values fit) */
+                }
+                qsort(v, (size_t)a->count, sizeof *v, cmp_i64);
+                for (int64_t k = 0; k < a->count; k++) put_int(a->t, a->host + (size_t)k * (size_t)a->t->size, v[k]);
+                free(v);
             }
         }
         i++;

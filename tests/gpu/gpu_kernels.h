@@ -13,6 +13,8 @@
  *                                                     literal or u(LO,HI) (random per case)
  *                           DIST: u(LO,HI) uniform floats (default u(-2,2)),
  *                                 ri(LO,HI) integers in [LO,HI) (default ri(-100,100)),
+ *                                 sri(LO,HI) those integers sorted ascending (offset tables:
+ *                                 moe_grouped_gemm's per-expert row offsets),
  *                                 cu(B,L) cumulative sequence offsets (varlen's cu_seqlens):
  *                                   0, then B lengths in [0,L] summed, the first L, the
  *                                   second 0, the rest random (total <= B*L),
@@ -117,6 +119,49 @@ static const gk_kernel gk_table[] = {
      {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4"},
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
      TOL_BF16},
+    /* ---- matmul.blk: the GEMM family (f16, tf32, int8, fp8, epilogues, persistent, QKV, backward) ---- */
+#define GK_MM_SIZES {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"}
+    {"matmul.blk", "matmul_f16", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4"}, GK_MM_SIZES, TOL_BF16},
+    {"matmul.blk", "matmul_tf32", "a:in(m*k) bt:in(n*k) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=64 BN=64 BK=16 GROUP=3"}, GK_MM_SIZES, TOL_RED},
+    {"matmul.blk", "matmul_i8", "a:in(m*k,ri(-128,128)) bt:in(n*k,ri(-128,128)) c:out(m*n) M:=m N:=n K:=k",
+     "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=64 BN=64 BK=64 GROUP=3 num_warps=4"}, GK_MM_SIZES, TOL_EXACT},
+    {"matmul.blk", "matmul_fp8",
+     "a:in(m*k) bt:in(n*k) c:out(m*n) scale_a:in(m,u(0.25,2)) scale_b:in(n,u(0.25,2)) M:=m N:=n K:=k",
+     "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "ROW_SCALE=true", "BM=64 BN=64 BK=64 GROUP=3 num_warps=4 ROW_SCALE=true"}, GK_MM_SIZES, TOL_BF16},
+    {"matmul.blk", "matmul_epilogue",
+     "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BIAS=true ACT=silu RESIDUAL=true", "BIAS=true ACT=gelu", "BM=64 BN=64 BK=32 ACT=silu RESIDUAL=true"},
+     GK_MM_SIZES, TOL_BF16_MATH},
+    {"matmul.blk", "matmul_epilogue_f32",
+     "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"BIAS=true ACT=gelu RESIDUAL=true", "BM=64 BN=64 BK=32 BIAS=true ACT=silu"}, GK_MM_SIZES, TOL_MATH},
+    /* persistent: 5 programs (fewer than the tiles but for the 1x1 size) and 132 (an H100's SMs) */
+    {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
+     {"", "BM=64 BN=64 BK=32 GROUP=3"}, GK_MM_SIZES, TOL_BF16},
+    {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
+     {"BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128"}, TOL_BF16},
+#undef GK_MM_SIZES
+    {"matmul.blk", "qkv_proj",
+     "q:out(Bt*S*H*D) k:out(Bt*S*KVH*D) v:out(Bt*S*KVH*D) x:in(Bt*S*hid) w:in(hid*(H+2*KVH)*D) "
+     "cos_t:in(S*(D/2),u(-1,1)) sin_t:in(S*(D/2),u(-1,1)) n_tokens:=Bt*S seq:=S hidden:=hid heads:=H kv_heads:=KVH",
+     "cdiv(Bt*S,BM),H+2*KVH", NULL,
+     {"", "ROPE=true", "D=64 BM=64 BK=32 ROPE=true num_warps=4", "D=32 BM=16 BK=16 ROPE=true num_warps=4"},
+     {"Bt=1 S=128 hid=128 H=2 KVH=2", "Bt=2 S=13 hid=40 H=3 KVH=1", "Bt=2 S=100 hid=256 H=4 KVH=2",
+      "Bt=1 S=1 hid=16 H=1 KVH=1", "Bt=3 S=77 hid=200 H=8 KVH=8"},
+     TOL_BF16},
+    {"matmul.blk", "linear_bwd_dx", "dx:out(m*k) dy:in(m*n) w:in(k*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(k,BN)", NULL,
+     {"", "BM=64 BN=64 BK=32 GROUP=3 num_warps=4"},
+     {"m=256 n=128 k=256", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=72 k=130"}, TOL_BF16},
+    {"matmul.blk", "linear_bwd_dw", "dw:out(k*n) x:in(m*k) dy:in(m*n) M:=m N:=n K:=k", "cdiv(k,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=64 BN=64 BK=32 GROUP=3 num_warps=4"},
+     {"m=256 n=128 k=256", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=72 k=130"}, TOL_BF16},
+    {"matmul.blk", "linear_bwd_db", "db:out(n) dy:in(m*n) M:=m N:=n", "cdiv(n,BN)", NULL,
+     {"", "BM=16 BN=256"},
+     {"m=256 n=128", "m=1 n=1", "m=300 n=200", "m=4096 n=1000"}, TOL_RED},
     /* ---- fused_attn.blk, attn_variants.blk: attention on the tensor cores ---- */
     {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
@@ -501,6 +546,33 @@ static const gk_kernel gk_table[] = {
      {"", "BE=64"},
      {"T=10 E=8 kk=2", "T=4096 E=64 kk=16", "T=1000 E=300 kk=1", "T=8192 E=1000 kk=16"},
      TOL_RED},
+
+    /* moe.blk expert computation: sort (random routing: the counts are taken from it), permute and
+     * unpermute (random in-range row indices), grouped GEMM (sorted random offsets: empty experts,
+     * rows before offsets[0] and after offsets[E] left unwritten) */
+    {"moe.blk", "moe_sort", "offsets:out(E+1) pos:out(S) src:out(S) experts:in(S,ri(0,E)) n_slots:=S n_experts:=E",
+     "1", "E<=BE",
+     {"", "BE=16 BS=64", "BE=128 BS=128"},
+     {"S=64 E=8", "S=1 E=1", "S=100 E=60", "S=2000 E=16", "S=4099 E=64"},
+     TOL_EXACT},
+    {"moe.blk", "moe_permute", "xs:out(T*K*hid) x:in(T*hid) src:in(T*K,ri(0,T*K)) n_rows:=T*K hidden:=hid",
+     "cdiv(T*K,BR),cdiv(hid,BH)", NULL,
+     {"", "K=1 BR=32 BH=64", "K=4 BH=128"},
+     {"T=64 hid=256", "T=1 hid=1", "T=37 hid=300", "T=500 hid=1000"},
+     TOL_EXACT},
+    {"moe.blk", "moe_grouped_gemm",
+     "out:out(R*n) xs:in(R*k) w:in(E*n*k) offsets:in(E+1,sri(0,R+1)) N:=n K:=k n_experts:=E",
+     "cdiv(R,BM)+E,cdiv(n,BN)", "E<=BE",
+     {"", "BM=64 BN=64 BK=32 num_warps=4", "BM=16 BN=32 BK=16 num_warps=4 BE=16"},
+     {"R=256 n=128 k=64 E=4", "R=7 n=3 k=5 E=6", /* offsets all equal (nothing written): about 1 in 7^6 */ "R=300 n=200 k=100 E=8", "R=1000 n=130 k=72 E=16",
+      "R=64 n=64 k=64 E=12"},
+     TOL_BF16},
+    {"moe.blk", "moe_unpermute",
+     "out:out(T*hid) ys:in(T*K*hid) pos:in(T*K,ri(0,T*K)) weights:in(T*K,u(0,1)) n_tokens:=T hidden:=hid",
+     "cdiv(T,BT),cdiv(hid,BH)", NULL,
+     {"", "K=1 BT=32 BH=64", "K=4 BH=128"},
+     {"T=64 hid=256", "T=1 hid=1", "T=37 hid=300", "T=500 hid=1000"},
+     TOL_BF16},
 
     /* ---- long rows (issue 3): norm.blk rmsnorm / layernorm of any length and alignment
      * (16-byte-aligned rows in registers, the rest CHUNK columns at a time), softmax FAST ---- */
