@@ -85,6 +85,7 @@ static blkrt_status read_info(blkrt_device *d, int ordinal) {
 blkrt_status blkrt_device_open(int ordinal, blkrt_device **out) {
     if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_device_open: out is NULL");
     *out = NULL;
+    rt_profile_init(); /* BLK_PROFILE and an NVTX tool, once: before any launch */
     blkrt_device *d = calloc(1, sizeof *d);
     if (!d) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
     d->magic = RT_MAGIC_DEVICE;
@@ -137,6 +138,7 @@ blkrt_status blkrt_device_close(blkrt_device *d) {
         return rt_err(BLKRT_ERR_INVALID_VALUE,
                       "blkrt_device_close: %d module(s), stream(s), event(s) or graph(s) of this device are still alive",
                       live);
+    rt_prof_device_closing(d); /* its timed launches' events die with its context */
     if (d->kind == BLKRT_KIND_CPU) {
         rt_cpu_close(d);
     } else {

@@ -13,7 +13,8 @@
  *   compile_ptx .blk source -> PTX with the backend's own blk-meta lines
  *               (blkc_emit "ptx"): every default variant, or the one
  *               req->variant names; the imported files as res->deps for the
- *               runtime's disk cache.
+ *               runtime's disk cache; with line info (.file/.loc) when
+ *               BLK_LINEINFO=1.
  *
  * PTX compiles are serialised (one lock here; LLVM is initialised once,
  * codegen/cg_module.c init_llvm, but the lock keeps one LLVM pipeline in
@@ -170,6 +171,10 @@ static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_
     blkrt_status st;
     blkc_ctx *c = build(req, target, req->variant, res, &st);
     if (!c) return oom_or(before, st);
+    /* BLK_LINEINFO=1: .file/.loc as `blkc -lineinfo` writes them (Nsight
+     * Compute's source view). source.c keys the disk cache on it too. */
+    const char *li = getenv("BLK_LINEINFO");
+    if (li && *li && strcmp(li, "0") != 0) blkc_set_lineinfo(c, 1);
     pthread_mutex_lock(&ptx_lock);
     st = finish(c, blkc_emit(c, "ptx"), res);
     pthread_mutex_unlock(&ptx_lock);

@@ -10,7 +10,8 @@
  * for a kernel from source when its variant was first needed (lazy.c).
  * After the launch, a record in the device's launch log (stream.c: a spin
  * lock and a few stores) lets a later failed or timed-out synchronisation
- * name it.
+ * name it. While a tool takes NVTX ranges or BLK_PROFILE times launches,
+ * profile.c's begin/end wrap the launch itself.
  */
 #include <stdio.h>
 #include <string.h>
@@ -120,13 +121,25 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
     if ((st = check_block(k, v, d, threads, "32 x num_warps"))) return st;
     if ((st = check_shared(k, v, d, (unsigned)v->shared))) return st;
 
-    if (d->kind == BLKRT_KIND_CPU) return rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
+    /* NVTX range / profiler timing: one relaxed load when neither is on */
+    bool prof = atomic_load_explicit(&rt_prof_active, memory_order_relaxed) != 0;
+    rt_prof_launch pl;
+    if (d->kind == BLKRT_KIND_CPU) {
+        if (!prof) return rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
+        rt_prof_begin(&pl, k, v, s, NULL);
+        st = rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
+        rt_prof_end(&pl, k, s, NULL, st == BLKRT_OK);
+        return st;
+    }
 
     rt_ctx_scope sc;
     CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS)
+    if (r == RT_CUDA_SUCCESS) {
+        if (prof) rt_prof_begin(&pl, k, v, s, cs);
         r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs, params,
                                   NULL);
+        if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
+    }
     rt_ctx_leave(d, &sc);
     if (r != RT_CUDA_SUCCESS) {
         char what[300];
@@ -178,9 +191,14 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
             return rt_cu_err(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
         }
     }
-    if (r == RT_CUDA_SUCCESS)
+    if (r == RT_CUDA_SUCCESS) {
+        bool prof = atomic_load_explicit(&rt_prof_active, memory_order_relaxed) != 0;
+        rt_prof_launch pl;
+        if (prof) rt_prof_begin(&pl, k, k->checked ? v : NULL, s, cs);
         r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, cs,
                                   params, NULL);
+        if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
+    }
     rt_ctx_leave(d, &sc);
     if (r != RT_CUDA_SUCCESS) {
         char what[300];

@@ -16,6 +16,7 @@
  *   launch.c     checked and raw launches
  *   stream.c     streams and events;  graph.c  capture and replay
  *   cpu_device.c the CPU interpreter as a device (through the compiler hook)
+ *   profile.c    NVTX ranges, the light profiler (BLK_PROFILE), blkrt_bench
  *
  * Every handle starts with a magic word naming its kind, so a NULL, garbage
  * or wrong-kind handle is reported, not followed. Destroying a handle clears
@@ -203,6 +204,9 @@ struct blkrt_kernel {
     bool lazy;
     uint64_t may_d16, may_eq1;  /* parameters a key may assume divisible by 16 / equal to 1 */
     _Atomic(rt_lazy_variant *) compiled; /* newest first; the head is stored with release */
+    /* blkrt_profile_set_work: per launch, read and written under the
+     * profiler's lock (profile.c) */
+    double prof_bytes, prof_flops;
 };
 
 typedef struct rt_lazy rt_lazy;
@@ -334,6 +338,31 @@ blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const ui
 blkrt_status rt_cpu_replay(rt_cpu_launch *first);
 void rt_cpu_free_launches(rt_cpu_launch *first);
 double rt_now_ms(void);
+
+/* ---- profile.c ----
+ * rt_prof_active is nonzero while a tool takes NVTX ranges or the profiler
+ * times launches: the launch path reads it once (relaxed) and does nothing
+ * else when it is 0. rt_profile_init runs once per process (from
+ * blkrt_device_open, before any launch): BLK_PROFILE and the NVTX
+ * injection. */
+extern atomic_int rt_prof_active;
+void rt_profile_init(void);
+typedef struct {
+    char label[232];         /* "kernel[config]"; the config starts at cfg */
+    int cfg;
+    bool timed;              /* events recorded (GPU) / t0 taken (CPU) */
+    bool nvtx;               /* a range was pushed */
+    CUevent ev[2];
+    double t0;
+} rt_prof_launch;
+/* Around one launch of k (variant v, NULL for an unchecked kernel) on s/cs.
+ * GPU: call both with d's context current. end's ok: the launch was issued
+ * (a failed one is not counted). */
+void rt_prof_begin(rt_prof_launch *p, blkrt_kernel *k, const rt_variant *v, blkrt_stream *s, CUstream cs);
+void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream cs, bool ok);
+/* blkrt_device_close: time the launches of d still pending (their events
+ * belong to its context). */
+void rt_prof_device_closing(blkrt_device *d);
 
 /* ---- source.c ---- */
 const blkrt_compiler *rt_compiler(void);

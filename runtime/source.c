@@ -43,7 +43,11 @@ blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const 
     *text = NULL;
     *len = 0;
     if (dir) {
-        rt_cache_key_compute(c->version, kind, req, &key);
+        /* PTX with line info (BLK_LINEINFO, read by jit.c's compile_ptx) is
+         * other text: another key */
+        const char *li = getenv("BLK_LINEINFO");
+        bool lineinfo = strcmp(kind, "ptx") == 0 && li && *li && strcmp(li, "0") != 0;
+        rt_cache_key_compute(c->version, lineinfo ? "ptx+lineinfo" : kind, req, &key);
         if (rt_cache_load(dir, &key, text, len) == BLKRT_OK) return BLKRT_OK;
     }
     blkrt_compile_result res = {0};

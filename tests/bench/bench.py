@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""blk vs Triton vs PyTorch on the memory-bound workloads of BENCH.md.
+"""blk vs Triton vs PyTorch on the workloads of BENCH.md (memory- and compute-bound).
 
 On the GPU machine (PyTorch, Triton, an H200; no LLVM):
 
@@ -480,6 +480,179 @@ def specs(small=False):
                  "shuffled block table; torch: SDPA on the cache gathered beforehand (gather untimed; "
                  "gather + SDPA in extra); GB/s: the K/V cache read once" % (PAGE, G, NS))
     out.append(decode_spec())
+    # ---- conv2d NHWC + batchnorm (folded: y*scale + shift) + SiLU, bf16 (stdlib conv.blk)
+    def conv_spec(key, Nb, HW, C, K, ks, pad):
+        Nb, HW = (2, 8) if small else (Nb, HW)
+        OH = HW + 2 * pad - ks + 1
+        npix = Nb * OH * OH
+
+        def ref(T, t):
+            x = t.x.double() if small else t.x.float()
+            with T.backends.cudnn.flags(enabled=True, allow_tf32=False):
+                y = T.nn.functional.conv2d(x.permute(0, 3, 1, 2), t.w.to(x.dtype).permute(3, 2, 0, 1), padding=pad)
+            y = y * t.scale.to(x.dtype)[None, :, None, None] + t.shift.to(x.dtype)[None, :, None, None]
+            return {"out": (y * T.sigmoid(y)).permute(0, 2, 3, 1)}
+
+        def peer(T, t):
+            # torch's own layers on channels_last tensors: cuDNN conv, batch_norm (running stats:
+            # mean 0, var 1, eps 0, gamma = scale, beta = shift is exactly y*scale + shift), silu
+            x = t.x.permute(0, 3, 1, 2)  # NCHW view of the NHWC buffer = channels_last
+            w = t.w.permute(3, 2, 0, 1).contiguous(memory_format=T.channels_last)
+            mean, var = T.zeros(K, device=DEVICE), T.ones(K, device=DEVICE)
+
+            def f():
+                y = T.nn.functional.conv2d(x, w, padding=pad)
+                y = T.nn.functional.batch_norm(y, mean, var, t.scale, t.shift, False, 0.0, 0.0)
+                return T.nn.functional.silu(y)
+            return f
+
+        def compiled(T, t):
+            f = T.compile(peer(T, t))
+            f()  # compile outside the timing
+            return f
+        return Spec(
+            key, "conv2d+bn+silu bf16 %dx%d" % (ks, ks), "N%d %dx%d C%d K%d pad %d" % (Nb, HW, HW, C, K, pad), "bf16",
+            2 * (Nb * HW * HW * C + ks * ks * C * K + npix * K),
+            {"x": ((Nb, HW, HW, C), "bf16", "randn"), "w": ((ks, ks, C, K), "bf16", _uniform(-0.1, 0.1)),
+             "scale": ((K,), "f32", _uniform(0.5, 1.5)), "shift": ((K,), "f32", _uniform(-1.0, 1.0)),
+             "out": ((Nb, OH, OH, K), "bf16", "out")}, ["out"],
+            [(key, "conv2d_nhwc", ["out", "x", "w", "scale", "shift", "N", "H", "W", "C", "K", "stride", "pad"])],
+            lambda t: (t.out, t.x, t.w, t.scale, t.shift, Nb, HW, HW, C, K, 1, pad),
+            lambda c: (cdiv(npix, c["BM"]) * cdiv(K, c["BN"]),),
+            ref=ref, torch_fn=peer,
+            extra=[("torch.compile", compiled)],
+            flops=2 * npix * K * C * ks * ks,
+            note="stdlib conv.blk conv2d_nhwc (implicit GEMM, both operands through cp.async rings, wgmma on "
+                 "sm_90a; batchnorm folded to scale/shift and SiLU in the epilogue); torch: channels_last "
+                 "cuDNN conv2d + batch_norm + silu, eager (torch.compile in extra); no Triton peer")
+    out.append(conv_spec("conv3x3", 32, 56, 128, 128, 3, 1))
+    out.append(conv_spec("conv1x1", 32, 56, 256, 256, 1, 0))
+
+    # ---- sparse (stdlib sparse.blk): random patterns made once per row (seeded), values fresh per check
+    def csr_pattern(T, n_rows, n_cols, nnz, cache):
+        """nnz entries at uniformly random (row, col), sorted by row then column (repeats allowed:
+        they add up); row lengths binomial. Returns (row_ptr, col_idx, row_of_each_entry)."""
+        if not cache:
+            g = T.Generator(device=DEVICE).manual_seed(1234)
+            key = T.randint(0, n_rows * n_cols, (nnz,), device=DEVICE, generator=g).sort().values
+            rows = key // n_cols
+            rp = T.zeros(n_rows + 1, dtype=T.int64, device=DEVICE)
+            rp[1:] = T.bincount(rows, minlength=n_rows).cumsum(0)
+            cache += [rp.to(T.int32), (key % n_cols).to(T.int32), rows]
+        return cache
+
+    def spmv_spec():
+        n = 1024 if small else 32768
+        nnz = n * n // 100
+        cache = []
+
+        def ref(T, t):
+            rp, col, rows = csr_pattern(T, n, n, nnz, cache)
+            y = T.zeros(n, dtype=T.float64, device=DEVICE)
+            return {"y": y.index_add_(0, rows, t.vals.double() * t.x.double()[col.long()])}
+
+        def peer(T, t):
+            a = T.sparse_csr_tensor(t.row_ptr, t.col_idx, t.vals, size=(n, n))
+            return lambda: T.mv(a, t.x)
+        return Spec(
+            "spmv_csr", "SpMV CSR f32 (1%)", "%dx%d nnz %d" % (n, n, nnz), "f32",
+            8 * nnz + 4 * (n + 1) + 8 * n,
+            {"row_ptr": ((n + 1,), "i32", lambda T, shape, d: csr_pattern(T, n, n, nnz, cache)[0]),
+             "col_idx": ((nnz,), "i32", lambda T, shape, d: csr_pattern(T, n, n, nnz, cache)[1]),
+             "vals": ((nnz,), "f32", "randn"), "x": ((n,), "f32", "randn"), "y": ((n,), "f32", "out")}, ["y"],
+            [("spmv", "spmv_csr", ["y", "row_ptr", "col_idx", "vals", "x", "n_rows"])],
+            lambda t: (t.y, t.row_ptr, t.col_idx, t.vals, t.x, n), lambda c: (cdiv(n, c["BR"]),),
+            ref=ref, torch_fn=peer,
+            note="stdlib sparse.blk spmv_csr (BR rows x BNZ nonzeros per step); torch: sparse CSR mv (cuSPARSE); "
+                 "GB/s counts vals, col_idx, row_ptr, x and y once")
+    out.append(spmv_spec())
+
+    def spmm_spec(dt):
+        n, N = (1024, 64) if small else (16384, 256)
+        nnz = n * n // 100
+        cache = []
+
+        def ref(T, t):
+            rp, col, rows = csr_pattern(T, n, n, nnz, cache)
+            c = T.zeros(n, N, dtype=T.float64, device=DEVICE)
+            b, col = t.b.double(), col.long()
+            for e in range(0, nnz, 1 << 18):  # [chunk, N] products in f64: 512 MB at a time
+                c.index_add_(0, rows[e:e + (1 << 18)], t.vals[e:e + (1 << 18)].double()[:, None] * b[col[e:e + (1 << 18)]])
+            return {"c": c}
+
+        def peer(T, t):
+            a = T.sparse_csr_tensor(t.row_ptr, t.col_idx, t.vals, size=(n, n))
+            return lambda: T.matmul(a, t.b)
+        es = 4 if dt == "f32" else 2
+        return Spec(
+            "spmm_csr" + ("" if dt == "f32" else "_bf16"), "SpMM CSR %s (1%%)" % dt,
+            "%dx%d nnz %d x N %d" % (n, n, nnz, N), "f32", (4 + es) * nnz + 4 * (n + 1) + es * n * N + 4 * n * N,
+            {"row_ptr": ((n + 1,), "i32", lambda T, shape, d: csr_pattern(T, n, n, nnz, cache)[0]),
+             "col_idx": ((nnz,), "i32", lambda T, shape, d: csr_pattern(T, n, n, nnz, cache)[1]),
+             "vals": ((nnz,), dt, "randn"), "b": ((n, N), dt, "randn"), "c": ((n, N), "f32", "out")}, ["c"],
+            [("spmm" if dt == "f32" else "spmm_bf16", "spmm_csr" if dt == "f32" else "spmm_csr_bf16",
+              ["c", "row_ptr", "col_idx", "vals", "b", "N"])],
+            lambda t: (t.c, t.row_ptr, t.col_idx, t.vals, t.b, N), lambda c: (n, cdiv(N, c["BN"])),
+            ref=ref, torch_fn=peer, flops=2 * nnz * N,
+            note="stdlib sparse.blk %s (one row x BN columns per program, BNZ nonzeros per step); torch: sparse "
+                 "CSR matmul (cuSPARSE SpMM%s)" % ("spmm_csr" if dt == "f32" else "spmm_csr_bf16",
+                                                   "" if dt == "f32" else "; torch's output is bf16, blk's f32"))
+    out.append(spmm_spec("f32"))
+    out.append(spmm_spec("bf16"))
+
+    def bsr_spec(BS, density):
+        S = 512 if small else 8192
+        nb = S // BS
+        cache = []
+
+        def pattern(T):
+            if not cache:
+                # nnzb distinct blocks at random, none in block row 1 (an empty block row), row-major order
+                g = T.Generator(device=DEVICE).manual_seed(4321)
+                cand = T.randperm(nb * nb, device=DEVICE, generator=g)
+                cand = cand[cand // nb != 1]
+                idx = cand[:nnzb].sort().values
+                br, bc = idx // nb, idx % nb
+                rp = T.zeros(nb + 1, dtype=T.int64, device=DEVICE)
+                rp[1:] = T.bincount(br, minlength=nb).cumsum(0)
+                cache += [rp.to(T.int32), bc.to(T.int32), br, bc]
+            return cache
+        nnzb = int(nb * nb * density)
+
+        def dense_a(T, t):
+            rp, bcol, br, bc = pattern(T)
+            a = T.zeros(nb, nb, BS, BS, dtype=t.bvals.dtype, device=DEVICE)
+            a[br, bc] = t.bvals
+            return a.permute(0, 2, 1, 3).reshape(S, S)
+
+        def ref(T, t):
+            a = dense_a(T, t)
+            return {"c": a.double() @ t.b.double()} if small else {"c": a.float() @ t.b.float()}
+
+        def peer(T, t):
+            a = dense_a(T, t)
+            return lambda: T.matmul(a, t.b, out=t.c)
+
+        def torch_bsr(T, t):
+            a = dense_a(T, t).to_sparse_bsr((BS, BS))
+            return lambda: T.matmul(a, t.b)
+        return Spec(
+            "bsr_matmul_bs%d" % BS, "BSR matmul bf16 (%d%% blocks)" % round(100 * density),
+            "%d^3 BS %d" % (S, BS), "bf16", 2 * (nnzb * BS * BS + 2 * S * S),
+            {"brow_ptr": ((nb + 1,), "i32", lambda T, shape, d: pattern(T)[0]),
+             "bcol_idx": ((nnzb,), "i32", lambda T, shape, d: pattern(T)[1]),
+             "bvals": ((nnzb, BS, BS), "bf16", lambda T, shape, d: T.randn(shape, device=DEVICE, dtype=d)),
+             "b": ((S, S), "bf16", "randn"), "c": ((S, S), "bf16", "out")}, ["c"],
+            [("bsr%d" % BS, "bsr_matmul", ["c", "brow_ptr", "bcol_idx", "bvals", "b", "M", "N", "K"])],
+            lambda t: (t.c, t.brow_ptr, t.bcol_idx, t.bvals, t.b, S, S, S), lambda c: (nb, cdiv(S, c["BN"])),
+            ref=ref, torch_fn=peer, extra=[("torch BSR matmul", torch_bsr)],
+            flops=2 * nnzb * BS * BS * S,
+            note="stdlib sparse.blk bsr_matmul (one [BS,BS]x[BS,BN] dot per stored block; blocks through a "
+                 "cp.async ring, B's rows staged per iteration); torch: dense cuBLAS matmul of the same matrix "
+                 "(zeros included); TFLOP/s counts the stored blocks' work only; block values fixed per row "
+                 "(not refreshed between checks)")
+    out.append(bsr_spec(32, 0.1))
+    out.append(bsr_spec(64, 0.1))
     return out
 
 
@@ -1193,26 +1366,43 @@ def run_gpu(args):
 
 
 def plot(rows, ceiling_gbs, path, meta):
+    """Two panels: memory-bound rows in GB/s (with the copy ceiling) and
+    compute-bound rows (those that state their flops) in TFLOP/s; the legend
+    sits above the panels, clear of the bars."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     rs = [r for r in rows if any(r.get(s) for s in ("blk", "triton", "torch"))]
     if not rs:
         return
-    fig, ax = plt.subplots(figsize=(max(8, 1.1 * len(rs)), 4.5))
+    compute = [r for r in rs if any((r.get(s) or {}).get("tflops") for s in ("blk", "triton", "torch"))]
+    memory = [r for r in rs if r not in compute]
+    panels = [(g, unit) for g, unit in ((memory, "gbs"), (compute, "tflops")) if g]
+    fig, axes = plt.subplots(1, len(panels), figsize=(max(8, 1.0 * len(rs) + 2), 5),
+                             gridspec_kw={"width_ratios": [len(g) for g, _ in panels]}, squeeze=False)
     w = 0.27
-    for i, (sysname, color) in enumerate((("blk", "#1f77b4"), ("triton", "#ff7f0e"), ("torch", "#2ca02c"))):
-        xs = [j + (i - 1) * w for j in range(len(rs))]
-        ys = [(r.get(sysname) or {}).get("gbs") or 0 for r in rs]
-        ax.bar(xs, ys, w, label=sysname, color=color)
-    if ceiling_gbs:
-        ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
-    ax.set_xticks(range(len(rs)))
-    ax.set_xticklabels(["%s\n%s" % (r["workload"], r["shape"]) for r in rs], fontsize=7, rotation=30, ha="right")
-    ax.set_ylabel("GB/s")
-    ax.set_title("memory-bound kernels on %s (%s)" % (meta["device"], meta["date"][:10]))
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+    for ax, (group, unit) in zip(axes[0], panels):
+        for i, (sysname, color) in enumerate((("blk", "#1f77b4"), ("triton", "#ff7f0e"), ("torch", "#2ca02c"))):
+            xs = [j + (i - 1) * w for j in range(len(group))]
+            ys = [(r.get(sysname) or {}).get(unit) or 0 for r in group]
+            ax.bar(xs, ys, w, label=sysname, color=color)
+        if unit == "gbs" and ceiling_gbs:
+            ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
+        ax.set_xticks(range(len(group)))
+        ax.set_xticklabels(["%s\n%s" % (r["workload"], r["shape"]) for r in group], fontsize=7, rotation=30,
+                           ha="right")
+        ax.set_ylabel("GB/s" if unit == "gbs" else "TFLOP/s")
+        ax.set_title("memory-bound" if unit == "gbs" else "compute-bound", fontsize=9)
+    handles, labels = [], []
+    for ax in axes[0]:
+        for h, l in zip(*ax.get_legend_handles_labels()):
+            if l not in labels:
+                handles.append(h)
+                labels.append(l)
+    fig.suptitle("blk, Triton and PyTorch on %s (%s)" % (meta["device"], meta["date"][:10]), fontsize=10)
+    fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.94), ncol=len(labels), fontsize=8,
+               frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.88))
     fig.savefig(path, dpi=110)
 
 

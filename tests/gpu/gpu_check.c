@@ -587,9 +587,10 @@ typedef struct {
     char name[48];
     const dtype *t;       /* element type (buffers) */
     int64_t count;        /* elements */
-    bool dist_int;        /* ri(lo,hi) or sri(lo,hi) */
+    bool dist_int;        /* ri(lo,hi), sri(lo,hi) or cum(lo,hi) */
     bool sorted;          /* sri(lo,hi): the integers in ascending order (offset tables) */
-    char dist_seq;        /* 'c': cu(B,L), 'p': perm (structured integers; see build_case) */
+    bool dist_cum;        /* cum(lo,hi): 0, then running sums of ri(lo,hi) steps */
+    bool perm;            /* perm: 0 .. count-1 shuffled (a block table) */
     double lo, hi;        /* distribution; A_FLOAT: u(lo,hi) or lo == hi literal */
     int64_t ival;         /* A_INT */
     double fval;          /* A_FLOAT, drawn */
@@ -714,31 +715,28 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 int dl = plen[1];
                 const char *dp[2];
                 int dpl[2];
-                bool is_sri = dl > 4 && !strncmp(d, "sri(", 4);
-                bool is_ri = is_sri || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
-                bool is_cu = dl > 3 && !strncmp(d, "cu(", 3);
-                if (dl == 4 && !strncmp(d, "perm", 4)) {
-                    a->dist_seq = 'p';
-                } else {
-                    if (!(is_ri || is_u || is_cu) || d[dl - 1] != ')') {
+                bool is_sri = dl > 4 && !strncmp(d, "sri(", 4), is_cum = dl > 4 && !strncmp(d, "cum(", 4);
+                a->perm = dl == 4 && !strncmp(d, "perm", 4) && a->t->kind == K_INT && a->role == A_IN;
+                bool is_ri = is_sri || is_cum || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
+                if (!a->perm) {
+                    if (!(is_ri || is_u) || d[dl - 1] != ')') {
                         snprintf(err, errn,
-                                 "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi), cu(B,L) or perm",
+                                 "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi), cum(lo,hi) or perm",
                                  a->name, dl, d);
                         return false;
                     }
-                    int off = is_sri ? 4 : is_u ? 2 : 3;
+                    int off = is_sri || is_cum ? 4 : is_ri ? 3 : 2;
                     a->sorted = is_sri;
+                    a->dist_cum = is_cum;
                     if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
                         snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
                         return false;
                     }
-                    if (is_ri || is_cu) {
+                    if (is_ri) {
                         int64_t lo, hi;
-                        if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) ||
-                            !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
+                        if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) || !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
                             return false;
-                        if (is_cu) a->dist_seq = 'c';
-                        else if (hi <= lo) hi = lo + 1;
+                        if (hi <= lo) hi = lo + 1;
                         a->dist_int = true, a->lo = (double)lo, a->hi = (double)hi;
                     } else {
                         a->dist_int = false;
@@ -746,26 +744,19 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                     }
                 }
             }
-            if (a->dist_seq && (a->t->kind != K_INT || a->role != A_IN)) {
-                snprintf(err, errn, "'%s': cu(B,L) and perm are for integer inputs", a->name);
-                return false;
-            }
             a->bytes = (size_t)a->count * (size_t)a->t->size;
             a->host = malloc(a->bytes + 1);
-            int64_t cu_run = 0;
+            int64_t running = 0; /* cum(lo,hi) */
             for (int64_t k = 0; k < a->count; k++) {
                 unsigned char *q = a->host + (size_t)k * (size_t)a->t->size;
                 if (a->role == A_OUT) memset(q, 0xFF, (size_t)a->t->size);
-                else if (a->role == A_ZERO) memset(q, 0, (size_t)a->t->size);
-                else if (a->dist_seq == 'p') put_int(a->t, q, k); /* shuffled below */
-                else if (a->dist_seq == 'c') {
-                    /* cumulative sequence offsets: 0, then B lengths in [0, L]: the
-                     * first L (so max_seqlen = L), the second 0 (a sequence with no
-                     * tokens), the rest random; the total is at most B * L */
-                    int64_t B = (int64_t)a->lo, L = (int64_t)a->hi;
-                    if (k >= 1 && k <= B) cu_run += k == 1 ? L : k == 2 ? 0 : (int64_t)(rng_u64() % (uint64_t)(L + 1));
-                    put_int(a->t, q, cu_run);
+                else if (a->dist_cum) {
+                    int64_t span = (int64_t)(a->hi - a->lo);
+                    put_int(a->t, q, running);
+                    running += (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
                 }
+                else if (a->role == A_ZERO) memset(q, 0, (size_t)a->t->size);
+                else if (a->perm) put_int(a->t, q, k); /* shuffled below */
                 else if (a->dist_int) {
                     int64_t span = (int64_t)(a->hi - a->lo);
                     int64_t v = (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
@@ -778,7 +769,7 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 }
             }
             /* perm: 0 .. count-1 in a random order (Fisher-Yates on the elements) */
-            for (int64_t k = a->count - 1; a->dist_seq == 'p' && k > 0; k--) {
+            for (int64_t k = a->count - 1; a->perm && k > 0; k--) {
                 size_t sz = (size_t)a->t->size, j = (size_t)(rng_u64() % (uint64_t)(k + 1));
                 unsigned char t[8];
                 memcpy(t, a->host + (size_t)k * sz, sz);
@@ -994,6 +985,16 @@ static bool apply_config(const char *cfg, blkc_ctx *c, blkrt_define *defs, char 
         else if (!strcmp(eq + 1, "true") || !strcmp(eq + 1, "false")) d->is_float = 0, d->ival = eq[1] == 't';
         else d->is_float = 1, d->fval = strtod(eq + 1, NULL);
         (*ndefs)++;
+    }
+    return true;
+}
+
+/* Is every value of "NAME=V NAME=V" a number (what a blkrt_define holds)? */
+static bool numeric_config(const char *cfg) {
+    for (const char *p = strchr(cfg, '='); p; p = strchr(p + 1, '=')) {
+        char *end;
+        strtod(p + 1, &end);
+        if (end == p + 1 || (*end && *end != ' ')) return false;
     }
     return true;
 }
@@ -1466,9 +1467,10 @@ static int do_check(const options *o) {
                 failed++, S->failed++;
                 continue;
             }
-            if (o->cpu && (strstr(cfg, "=true") || strstr(cfg, "=false"))) {
-                /* blkrt_define has no bool kind and libblkc rejects 0/1 for a bool const */
-                printf("SKIP %-16s %-14s bool consts cannot go through blkrt_module_load_source (CPU device)\n",
+            if (o->cpu && !numeric_config(cfg)) {
+                /* blkrt_define has no bool or string kind and libblkc rejects 0/1 for a bool const */
+                printf("SKIP %-16s %-14s bool and string consts cannot go through blkrt_module_load_source "
+                       "(CPU device)\n",
                        K->kernel, cfgname);
                 S->configs--;
                 continue;

@@ -14,10 +14,11 @@
  *                           DIST: u(LO,HI) uniform floats (default u(-2,2)),
  *                                 ri(LO,HI) integers in [LO,HI) (default ri(-100,100)),
  *                                 sri(LO,HI) those integers sorted ascending (offset tables:
- *                                 moe_grouped_gemm's per-expert row offsets),
- *                                 cu(B,L) cumulative sequence offsets (varlen's cu_seqlens):
- *                                   0, then B lengths in [0,L] summed, the first L, the
- *                                   second 0, the rest random (total <= B*L),
+ *                                 moe_grouped_gemm's per-expert row offsets)
+ *                                 cum(LO,HI) integers 0, s1, s1+s2, ... with steps
+ *                                 s drawn from ri(LO,HI): CSR row pointers (LO = 0
+ *                                 gives empty rows; COUNT-1 rows hold at most
+ *                                 (COUNT-1)*(HI-1) nonzeros: size the index arrays so),
  *                                 perm 0 .. COUNT-1 shuffled (a block table)
  *    "GRID",                "gx[,gy[,gz]]"
  *    "REQUIRE" or NULL,     a (config, size) pair where this is 0 is not run
@@ -162,6 +163,52 @@ static const gk_kernel gk_table[] = {
     {"matmul.blk", "linear_bwd_db", "db:out(n) dy:in(m*n) M:=m N:=n", "cdiv(n,BN)", NULL,
      {"", "BM=16 BN=256"},
      {"m=256 n=128", "m=1 n=1", "m=300 n=200", "m=4096 n=1000"}, TOL_RED},
+    /* ---- conv.blk: conv2d NHWC as an implicit GEMM (oh, ow: the output size; c = 3: accesses
+     * narrower than 4 bytes, no rings), batchnorm (scale, shift) + SiLU epilogue ---- */
+    {"conv.blk", "conv2d_nhwc",
+     "out:out(n*oh*ow*k) x:in(n*h*w*c) w:in(KH*KW*c*k) scale:in(k,u(0.5,1.5)) shift:in(k,u(-1,1)) "
+     "N:=n H:=h W:=w C:=c K:=k stride:=s pad:=p",
+     "cdiv(n*oh*ow,BM)*cdiv(k,BN)", NULL,
+     {"", "BM=64 BN=64 BK=32 num_warps=4", "KH=1 KW=1", "BM=64 BN=128 num_warps=4 NORM=false ACT=none",
+      "BM=128 BN=64 BK=64 STAGES=2 ACT=none"},
+     {"n=2 h=8 w=8 c=64 k=64 s=1 p=1 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",
+      "n=1 h=5 w=7 c=3 k=5 s=1 p=1 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",
+      "n=2 h=9 w=9 c=48 k=80 s=2 p=1 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",
+      "n=3 h=14 w=14 c=32 k=128 s=1 p=1 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",
+      "n=2 h=7 w=9 c=20 k=24 s=1 p=0 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1",
+      "n=1 h=16 w=16 c=64 k=128 s=2 p=0 oh=(h+2*p-KH)/s+1 ow=(w+2*p-KW)/s+1"},
+     TOL_BF16_MATH},
+    /* ---- sparse.blk: CSR row pointers from cum(0,L) (row lengths 0..L-1, empty rows included),
+     * columns in range; BSR: up to nbc blocks per block row (a block column may repeat) ---- */
+    {"sparse.blk", "spmv_csr",
+     "y:out(rows) row_ptr:in(rows+1,cum(0,L)) col_idx:in(rows*L,ri(0,cols)) vals:in(rows*L) x:in(cols) n_rows:=rows",
+     "cdiv(rows,BR)", NULL,
+     {"", "BR=4 BNZ=64", "BR=32 BNZ=16 num_warps=8"},
+     {"rows=16 cols=64 L=8", "rows=1 cols=1 L=2", "rows=1000 cols=500 L=20", "rows=77 cols=3000 L=100",
+      "rows=4096 cols=4096 L=80"},
+     TOL_RED},
+    {"sparse.blk", "spmm_csr",
+     "c:out(rows*n) row_ptr:in(rows+1,cum(0,L)) col_idx:in(rows*L,ri(0,cols)) vals:in(rows*L) b:in(cols*n) N:=n",
+     "rows,cdiv(n,BN)", NULL,
+     {"", "BN=64 BNZ=32", "BN=256 BNZ=8 num_warps=8"},
+     {"rows=16 cols=32 n=64 L=8", "rows=3 cols=5 n=7 L=3", "rows=100 cols=300 n=130 L=20",
+      "rows=256 cols=1024 n=256 L=40"},
+     TOL_RED},
+    {"sparse.blk", "spmm_csr_bf16",
+     "c:out(rows*n) row_ptr:in(rows+1,cum(0,L)) col_idx:in(rows*L,ri(0,cols)) vals:in(rows*L) b:in(cols*n) N:=n",
+     "rows,cdiv(n,BN)", NULL,
+     {"", "BN=64 BNZ=32"},
+     {"rows=16 cols=32 n=64 L=8", "rows=3 cols=5 n=7 L=3", "rows=100 cols=300 n=130 L=20",
+      "rows=256 cols=1024 n=256 L=40"},
+     TOL_RED},
+    {"sparse.blk", "bsr_matmul",
+     "c:out(m*n) brow_ptr:in(cdiv(m,BS)+1,cum(0,nbc+1)) bcol_idx:in(cdiv(m,BS)*nbc,ri(0,nbc)) "
+     "bvals:in(cdiv(m,BS)*nbc*BS*BS) b:in(k*n) M:=m N:=n K:=k",
+     "cdiv(m,BS),cdiv(n,BN)", NULL,
+     {"", "BS=16 BN=64", "BS=64 BN=128", "BS=64 BN=256 STAGES=4", "BS=128 BN=128 num_warps=8"},
+     {"m=64 n=128 k=64 nbc=cdiv(k,BS)", "m=20 n=7 k=33 nbc=cdiv(k,BS)", "m=100 n=130 k=96 nbc=cdiv(k,BS)",
+      "m=256 n=256 k=512 nbc=cdiv(k,BS)"},
+     TOL_BF16},
     /* ---- fused_attn.blk, attn_variants.blk: attention on the tensor cores ---- */
     {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
@@ -186,10 +233,10 @@ static const gk_kernel gk_table[] = {
       "D=128 BM=128 num_warps=8 CAUSAL=1 WINDOW=200 LSE=1", "D=128 BM=128 BN=128 num_warps=8 GROUP=2 CAUSAL=1 WINDOW=129 LSE=1"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257", "bh=2 seq=600"},
      TOL_ATTN},
-    /* varlen: B sequences packed [total, H, D], cu(B,L) offsets (the first L long, the second empty);
-     * buffers sized for B*L tokens, the tail past the total stays poisoned */
+    /* varlen: B sequences packed [total, H, D], cum offsets (lengths 0 .. L; 1 .. L when B < 3, so
+     * that some token is written); buffers sized for B*L tokens, the tail past the total stays poisoned */
     {"fused_attn.blk", "attn_fwd_varlen",
-     "out:out(B*L*H*D) q:in(B*L*H*D) k:in(B*L*H*D) v:in(B*L*H*D) lse:out(H*B*L) cu_seqlens:in(B+1,cu(B,L)) "
+     "out:out(B*L*H*D) q:in(B*L*H*D) k:in(B*L*H*D) v:in(B*L*H*D) lse:out(H*B*L) cu_seqlens:in(B+1,cum(B<3,L+1)) "
      "heads:=H scale:=0.125",
      "cdiv(L,BM),B*H", NULL,
      {"LSE=1", "CAUSAL=1 LSE=1", "CAUSAL=1 WINDOW=30 GROUP=2 LSE=1", "D=128 BM=128 num_warps=8 CAUSAL=1 LSE=1",
@@ -646,4 +693,54 @@ static const gk_kernel gk_table[] = {
      {"", "K=128", "K=8 BLOCK=64 R=16"},
      {"rows=3 cols=9", "rows=16 cols=256", "rows=7 cols=1000"},
      TOL_EXACT},
+    /* ---- ../examples/tutorials: the kernels of docs/tutorials ---- */
+    {"../examples/tutorials/vector_add.blk", "vector_add", "x:in(n) y:in(n) out:out(n) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"", "BLOCK=256"},
+     {"n=1000", "n=4096", "n=1", "n=100003"},
+     TOL_EXACT},
+    {"../examples/tutorials/softmax.blk", "softmax",
+     "y:out(rows*stride) x:in(rows*stride) x_stride:=stride y_stride:=stride n_rows:=rows n_cols:=cols",
+     "min(rows,8)", "cols<=BLOCK",
+     {"", "BLOCK=128", "BLOCK=4096 num_warps=8"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=53 cols=100 stride=131",
+      "rows=37 cols=1000 stride=1003", "rows=5 cols=2500 stride=2500"},
+     TOL_RED},
+    {"../examples/tutorials/matmul.blk", "matmul",
+     "c:out(m*n) a:in(m*k) b:in(k*n) M:=m N:=n K:=k stride_am:=k stride_bk:=n stride_cm:=n",
+     "cdiv(m,BM)*cdiv(n,BN)", NULL,
+     {"", "BM=32 BN=32 BK=16 GROUP=3", "BM=128 BN=128 BK=32 num_warps=8", "LEAKY_RELU=1"},
+     {"m=64 n=64 k=32", "m=1 n=1 k=1", "m=100 n=75 k=130", "m=256 n=256 k=256", "m=300 n=200 k=48"},
+     TOL_BF16},
+    {"../examples/tutorials/attention.blk", "attention",
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", NULL,
+     {"", "CAUSAL=1", "D=32 BM=32 BN=16 CAUSAL=1", "BM=128 BN=64 num_warps=8"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=77", "bh=2 seq=257"},
+     TOL_ATTN},
+    {"../examples/tutorials/layer_norm.blk", "layer_norm_fwd",
+     "y:out(rows*stride) x:in(rows*stride) w:in(cols) b:in(cols) mean:out(rows) rstd:out(rows) "
+     "stride:=stride N:=cols eps:=1e-5",
+     "rows", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=45 cols=300 stride=310",
+      "rows=64 cols=1024 stride=1024"},
+     TOL_RED},
+    {"../examples/tutorials/layer_norm.blk", "layer_norm_bwd_dx",
+     "dx:out(rows*stride) dw_part:out(g*cols) db_part:out(g*cols) dy:in(rows*stride) x:in(rows*stride) w:in(cols) "
+     "mean:in(rows,u(-0.5,0.5)) rstd:in(rows,u(0.5,2)) stride:=stride M:=rows N:=cols",
+     "g", "cols<=BLOCK",
+     {"", "BLOCK=256"},
+     {"rows=3 cols=5 stride=7 g=2", "rows=16 cols=256 stride=256 g=4", "rows=45 cols=300 stride=310 g=8",
+      "rows=7 cols=1000 stride=1000 g=16"},
+     TOL_RED},
+    {"../examples/tutorials/layer_norm.blk", "layer_norm_bwd_dwdb",
+     "dw:out(cols) db:out(cols) dw_part:in(g*cols) db_part:in(g*cols) G:=g N:=cols", "cdiv(cols,BN)", NULL,
+     {"", "BG=4 BN=64"},
+     {"g=2 cols=5", "g=16 cols=256", "g=37 cols=1000"},
+     TOL_RED},
+    {"../examples/tutorials/dropout.blk", "dropout", "out:out(n) x:in(n) n:=n p:=0.3 seed:=12345", "cdiv(n,BLOCK)",
+     NULL,
+     {"", "BLOCK=256"},
+     {"n=1000", "n=4096", "n=1", "n=100003"},
+     TOL_MATH},
 };

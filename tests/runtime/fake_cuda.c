@@ -330,6 +330,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d) {
     case 8: *v = 49152; break;
     case 10: *v = 32; break;
     case 16: *v = h ? 132 : 108; break;
+    case 38: *v = h ? 52428800 : 41943040; break; /* L2: 50 MB, 40 MB */
     case 75: *v = h ? 9 : 8; break;
     case 76: *v = 0; break;
     case 97: *v = h ? 232448 : 166912; break;

@@ -17,23 +17,6 @@ static char *elementwise;
 static size_t elementwise_len;
 static char elementwise_path[1024];
 
-static char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
-
 static blkrt_module *load_elementwise(int64_t block) {
     blkrt_define def = {.name = "BLOCK", .ival = block};
     blkrt_source_options o = {.path = elementwise_path, .defines = &def, .ndefines = 1};
@@ -337,7 +320,7 @@ static void threads(void) {
 int main(int argc, char **argv) {
     const char *stdlib = argc > 1 ? argv[1] : "stdlib";
     snprintf(elementwise_path, sizeof elementwise_path, "%s/elementwise.blk", stdlib);
-    elementwise = read_text(elementwise_path, &elementwise_len);
+    elementwise = rt_read_text(elementwise_path, &elementwise_len);
     if (!elementwise) {
         fprintf(stderr, "cannot read %s\n", elementwise_path);
         return 1;

@@ -18,8 +18,9 @@
  *
  * Conventions. Every function returns a blkrt_status; on failure
  * blkrt_last_error() holds a message for the calling thread (successful calls
- * leave it alone). Nothing here prints, exits or aborts. Handles are opaque;
- * a NULL or wrong-kind handle is reported as BLKRT_ERR_INVALID_HANDLE. Objects
+ * leave it alone). Nothing here prints (but the table BLK_PROFILE=1 prints at
+ * exit), exits or aborts. Handles are opaque; a NULL or wrong-kind handle is
+ * reported as BLKRT_ERR_INVALID_HANDLE. Objects
  * made from a device (modules, streams, events, graphs) must be destroyed
  * before the device is closed; memory is freed with the device's context.
  * Every function may be called from any thread; see docs/runtime.md for what
@@ -297,6 +298,74 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
  * variant (from source: the unspecialised one, compiled first if need be). */
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                               uint32_t shared_bytes, void **params, blkrt_stream *s);
+
+/* ---- profiling ----
+ * NVTX: when a tool is attached (Nsight Systems / Compute set
+ * NVTX_INJECTION64_PATH), every launch through blkrt is an NVTX range named
+ * after the kernel and its configuration, "softmax[BLOCK=4096,w8]" (const
+ * values, then w<num_warps>). libblkrt speaks the NVTX3 injection protocol
+ * itself: no libnvToolsExt, nothing linked; no tool, no cost (one load and
+ * branch per launch). docs/runtime.md, "Profiling".
+ *
+ * The light profiler: BLK_PROFILE=1 in the environment (or
+ * blkrt_profile_enable(1)) times every launch: a GPU launch between two
+ * events on its stream, a CPU-device launch by wall time. Launches into a
+ * graph capture are not timed (they run when the graph does). With
+ * BLK_PROFILE=1 the table is printed to stderr at exit; blkrt_profile_table
+ * gives it on request. Rows are per kernel, configuration and device. */
+typedef struct {
+    char kernel[64];             /* the kernel's name */
+    char config[160];            /* "BLOCK=4096,w8" (the label inside the NVTX range's brackets) */
+    int device;                  /* GPU ordinal, or BLKRT_DEVICE_CPU */
+    uint64_t launches;           /* timed launches */
+    double total_ms, median_ms, min_ms, max_ms;
+    double bytes, flops;         /* summed over the launches, as stated by blkrt_profile_set_work; 0: not stated */
+    double gbps, tflops;         /* bytes / total time (1e9 B/s), flops / total time (1e12/s); 0: not stated */
+} blkrt_profile_row;
+
+/* Turn timing on (1) or off (0) for launches from now on; what was
+ * collected stays until blkrt_profile_reset. */
+blkrt_status blkrt_profile_enable(int on);
+/* The work one launch of k does from now on, for the GB/s and TFLOP/s
+ * columns (bytes read plus written, floating-point operations; 0 = not
+ * stated). Set it again when the size changes: each launch adds the values
+ * current when it was issued. */
+blkrt_status blkrt_profile_set_work(blkrt_kernel *k, double bytes, double flops);
+/* The rows so far, in the order of each row's first launch. Waits for
+ * timed GPU launches still in flight (it synchronises their end events).
+ * rows may be NULL to count: *n is the number of rows (all of them, even
+ * past cap); at most cap are written. */
+blkrt_status blkrt_profile_rows(blkrt_profile_row *rows, int cap, int *n);
+/* The same rows as a text table, slowest total first (malloc'd: free it). */
+blkrt_status blkrt_profile_table(char **text);
+/* Forget every row (launches in flight are waited for and dropped). */
+blkrt_status blkrt_profile_reset(void);
+
+/* ---- benchmarking your own launches (like triton.testing.do_bench) ----
+ * fn(user) issues the work to time on stream s of d (it returns a status; a
+ * failure stops the benchmark and is returned). blkrt_bench runs it `warmup`
+ * times, synchronises, then `reps` times, each time first writing a flush
+ * buffer with blkrt_memset_async (so every run starts with a cold L2: on a
+ * GPU 4 x its L2 size where the driver reports it, else 256 MB; on the CPU
+ * device 32 MB) and then timing fn between two events on s (on the CPU
+ * device: wall time). The result: median, min, max, mean of the reps. */
+typedef struct {
+    int warmup;                  /* untimed runs first; < 0: none, 0: 3 */
+    int reps;                    /* timed runs; 0: 20 */
+    size_t flush_bytes;          /* 0: the default above; SIZE_MAX: no flush */
+    float *times;                /* may be NULL: else `reps` entries, each run's ms in order */
+} blkrt_bench_options;
+
+typedef struct {
+    double median_ms, min_ms, max_ms, mean_ms;
+    int reps;
+    size_t flush_bytes;          /* what was written before each run (0: none) */
+} blkrt_bench_result;
+
+typedef blkrt_status (*blkrt_bench_fn)(void *user);
+/* o may be NULL (the defaults). s may be NULL: the default stream. */
+blkrt_status blkrt_bench(blkrt_device *d, blkrt_stream *s, blkrt_bench_fn fn, void *user, const blkrt_bench_options *o,
+                         blkrt_bench_result *out);
 
 /* ---- the autotuner ----
  * A kernel from source with @autotune(key = [...], configs = [{...}, ...]):

@@ -62,7 +62,8 @@ from ._ffi import (BLKRT_OK, BLKRT_ERR_NO_DRIVER, BLKRT_ERR_NO_DEVICE, BLKRT_ERR
 __all__ = list(STATUS_NAMES) + ["Error", "Device", "Module", "Kernel", "Buffer", "Stream", "Event", "Graph", "Param",
            "Autotuner",
            "device_count", "gpu", "version", "cdiv", "library_path", "has_compiler", "stdlib", "STATUS_NAMES",
-           "DEVICE_CPU"]
+           "DEVICE_CPU", "ProfileRow", "profile_enable", "profile_rows", "profile_table", "profile_reset",
+           "do_bench"]
 
 __version__ = "0.1.0"
 
@@ -909,7 +910,19 @@ class Kernel:
         k = self._on.get(ordinal)
         if k is None:
             k = self._on[ordinal] = self.module.for_device(gpu(ordinal)).kernel(self.name)
+            if self._work is not None:
+                k.set_work(*self._work)
         return k
+
+    _work = None
+
+    def set_work(self, bytes=0, flops=0):
+        """The work one launch does from now on (bytes read + written, flops),
+        for the profiler's GB/s and TFLOP/s (blkrt_profile_set_work); copies
+        of this kernel on other GPUs get it too."""
+        self._work = (float(bytes), float(flops))
+        for k in (self,) + tuple(self._on.values()):
+            _ffi.check(_ffi.lib().blkrt_profile_set_work(k._handle, self._work[0], self._work[1]))
 
     def const(self, name, type=None):
         """A const parameter value this kernel was compiled with (BLOCK, ...)."""
@@ -1195,3 +1208,104 @@ class Autotuner(_Handle):
             a.copy_(host)
         self.last_config, self.last_tuned = config.value, bool(tuned.value)
         return config.value
+
+
+# ---------------------------------------------------------------- profiling
+
+ProfileRow = namedtuple("ProfileRow", "kernel config device launches total_ms median_ms min_ms max_ms bytes flops "
+                        "gbps tflops")
+
+
+def profile_enable(on=True):
+    """Time every launch from now on (as BLK_PROFILE=1 does from the start);
+    profile_enable(False) stops. Rows stay until profile_reset()."""
+    _ffi.check(_ffi.lib().blkrt_profile_enable(1 if on else 0))
+
+
+def profile_rows():
+    """The profiler's rows (blkrt_profile_rows): one ProfileRow per kernel,
+    configuration ("BLOCK=4096,w8") and device (GPU ordinal, DEVICE_CPU), in
+    the order of their first launch. Waits for timed GPU launches in flight."""
+    L = _ffi.lib()
+    n = ctypes.c_int(0)
+    while True:
+        cap = n.value
+        rows = (_ffi.ProfileRow * max(1, cap))()
+        _ffi.check(L.blkrt_profile_rows(rows if cap else None, cap, ctypes.byref(n)))
+        if n.value <= cap:
+            break
+    return [ProfileRow(r.kernel.decode(), r.config.decode(), r.device, r.launches, r.total_ms, r.median_ms,
+                       r.min_ms, r.max_ms, r.bytes, r.flops, r.gbps, r.tflops) for r in rows[:n.value]]
+
+
+_libc_free = None
+
+
+def profile_table():
+    """The rows as the text table BLK_PROFILE=1 prints at exit (slowest total first)."""
+    global _libc_free
+    if _libc_free is None:
+        _libc_free = ctypes.CDLL(None).free
+        _libc_free.argtypes = [ctypes.c_void_p]
+    p = ctypes.c_void_p()
+    _ffi.check(_ffi.lib().blkrt_profile_table(ctypes.byref(p)))
+    try:
+        return ctypes.string_at(p.value).decode()
+    finally:
+        _libc_free(p)
+
+
+def profile_reset():
+    """Forget every row."""
+    _ffi.check(_ffi.lib().blkrt_profile_reset())
+
+
+def do_bench(fn, device=None, warmup=3, rep=20, flush_bytes=None, stream=None, quantiles=None,
+             return_mode="median"):
+    """Time fn() (which launches work) like triton.testing.do_bench, through
+    blkrt_bench: `warmup` untimed calls, then `rep` calls, each after writing
+    a flush buffer (a cold L2: 4 x the GPU's L2, or 256 MB where unknown; 32
+    MB on the CPU device; flush_bytes overrides, 0 turns it off) and timed
+    between two events on `stream` (None: the default stream). Returns the
+    median in ms, or return_mode "min" / "max" / "mean" / "all" (every time),
+    or with quantiles=[0.2, 0.8] a list of those quantiles of the times.
+    device: a blk.Device (None: blk.Device()). An exception in fn stops the
+    benchmark and is raised."""
+    dev = device if device is not None else Device()
+    reps = int(rep)
+    if reps <= 0:
+        raise ValueError("do_bench: rep must be at least 1")
+    times = (ctypes.c_float * reps)()
+    flush = (ctypes.c_size_t(-1).value if flush_bytes == 0 else 0 if flush_bytes is None else int(flush_bytes))
+    opts = _ffi.BenchOptions(int(warmup) if warmup > 0 else -1, reps, flush, times)
+    failure = []
+
+    def call(_user):
+        try:
+            fn()
+            return BLKRT_OK
+        except Error as e:  # no exception may cross C: reported after the call
+            failure.append(e)
+            return e.status
+        except Exception as e:
+            failure.append(e)
+            return BLKRT_ERR_INVALID_VALUE
+    cb = _ffi.BENCH_FN(call)
+    res = _ffi.BenchResult()
+    st = _ffi.lib().blkrt_bench(dev._handle, _stream_handle(stream, dev), cb, None, ctypes.byref(opts),
+                                ctypes.byref(res))
+    if failure:
+        raise failure[0]
+    _ffi.check(st)
+    ts = sorted(times[:reps])
+    if quantiles is not None:
+        def q(f):  # linear interpolation, as torch.quantile
+            x = f * (len(ts) - 1)
+            i = int(x)
+            return ts[i] if i + 1 >= len(ts) else ts[i] + (ts[i + 1] - ts[i]) * (x - i)
+        return [q(float(f)) for f in quantiles]
+    if return_mode == "all":
+        return list(times[:reps])
+    if return_mode not in ("median", "min", "max", "mean"):
+        raise ValueError("do_bench: return_mode is one of median, min, max, mean, all")
+    return getattr(res, return_mode + "_ms")

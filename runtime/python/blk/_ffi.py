@@ -102,6 +102,25 @@ class AutotuneOptions(ctypes.Structure):
     _fields_ = [("restore_bytes", POINTER(c_size_t)), ("pre_hook", HOOK_FN), ("post_hook", HOOK_FN),
                 ("hook_user", c_void_p), ("reps", c_int)]
 
+class ProfileRow(ctypes.Structure):
+    _fields_ = [("kernel", ctypes.c_char * 64), ("config", ctypes.c_char * 160), ("device", c_int),
+                ("launches", c_uint64), ("total_ms", c_double), ("median_ms", c_double), ("min_ms", c_double),
+                ("max_ms", c_double), ("bytes", c_double), ("flops", c_double), ("gbps", c_double),
+                ("tflops", c_double)]
+
+
+class BenchOptions(ctypes.Structure):
+    _fields_ = [("warmup", c_int), ("reps", c_int), ("flush_bytes", c_size_t), ("times", POINTER(c_float))]
+
+
+class BenchResult(ctypes.Structure):
+    _fields_ = [("median_ms", c_double), ("min_ms", c_double), ("max_ms", c_double), ("mean_ms", c_double),
+                ("reps", c_int), ("flush_bytes", c_size_t)]
+
+
+# blkrt_status fn(void *user)
+BENCH_FN = ctypes.CFUNCTYPE(ctypes.c_int, c_void_p)
+
 H = c_void_p  # every handle is an opaque pointer
 S = c_int     # blkrt_status
 
@@ -166,6 +185,12 @@ _PROTOS = {
     "blkrt_autotuner_config": [H, c_int, POINTER(c_char_p), POINTER(H)],
     "blkrt_autotuner_launch": [H, GRID_FN, c_void_p, c_char_p, c_int, POINTER(AutotuneOptions), H,
                                POINTER(c_int), POINTER(c_int)],
+    "blkrt_profile_enable": [c_int],
+    "blkrt_profile_set_work": [H, c_double, c_double],
+    "blkrt_profile_rows": [POINTER(ProfileRow), c_int, POINTER(c_int)],
+    "blkrt_profile_table": [POINTER(c_void_p)],
+    "blkrt_profile_reset": [],
+    "blkrt_bench": [H, H, BENCH_FN, c_void_p, POINTER(BenchOptions), POINTER(BenchResult)],
 }
 _RESTYPES = {"blkrt_status_name": c_char_p, "blkrt_last_error": c_char_p, "blkrt_version": c_char_p}
 
