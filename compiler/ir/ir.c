@@ -56,6 +56,7 @@ ir_region *ir_region_new(ir_func *f, ir_inst *parent) {
 }
 
 ir_value *ir_region_add_arg(ir_region *r, ir_type t, const char *name) {
+    if (!r) return NULL; /* the region's own allocation failed (ir_func_new's body) */
     ir_value *v = new_value(r->func->module, t);
     if (!v) return NULL;
     v->owner = r;

@@ -56,7 +56,8 @@ N28 = 1 << 28
 
 class Spec:
     def __init__(self, key, workload, shape, tol, nbytes, tensors, outputs, blk, args, grid,
-                 ref=None, triton=None, torch_fn=None, note="", flops=None, extra=None):
+                 ref=None, triton=None, torch_fn=None, note="", flops=None, extra=None, pre=None, post=None,
+                 prepare=None):
         self.key, self.workload, self.shape, self.tol, self.nbytes = key, workload, shape, tol, nbytes
         self.flops = flops          # compute-bound rows: TFLOP/s = flops / time
         self.extra = extra or []    # more peers: [(label, factory(T, t) -> fn)], reported in the notes
@@ -66,6 +67,11 @@ class Spec:
         self.ref = ref              # ref(T, t) -> {output name: reference tensor}
         self.triton = triton        # triton(T, P, t, nsm) -> [(label, fn)]
         self.torch_fn = torch_fn    # torch_fn(T, t) -> fn
+        # blk kernels launched before / after the row's kernel in every timed call (a pipeline: the
+        # attention backward's preprocess and dQ, paged decode's combine), each with the first of its
+        # configurations: [(configs.txt key, kernel name, [param names], args(t), grid(consts))]
+        self.pre, self.post = pre or [], post or []
+        self.prepare = prepare      # prepare(T, t): inputs derived from the random ones (after each refresh)
         self.note = note
 
 
@@ -326,6 +332,154 @@ def specs(small=False):
     out.append(attn_spec(False))
     out.append(attn_spec(True))
 
+    # ---- the attention family (issue 10)
+    W = 1024  # configs.txt's attn_window WINDOW (the small shapes of --dry-run see a plain causal mask)
+
+    def window_mask(T, n):
+        i = T.arange(n, device=DEVICE)
+        d = i[:, None] - i[None, :]
+        return (d >= 0) & (d < W)  # True: attend (query i sees keys i - W < j <= i)
+
+    def window_extra():
+        def flash(T, t):  # FlashAttention-2's own sliding window, where the package is installed
+            from flash_attn import flash_attn_func
+            q, k, v = (x.transpose(1, 2) for x in (t.q, t.k, t.v))  # [B, N, H, D] views
+            return lambda: flash_attn_func(q, k, v, causal=True, window_size=(W - 1, 0))
+
+        def flex(T, t):  # torch's FlexAttention with the window as a block mask (compiled)
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            fa = T.compile(flex_attention)
+            bm = create_block_mask(lambda b, h, qi, kj: (qi >= kj) & (qi - kj < W), None, None,
+                                   t.q.shape[2], t.q.shape[2], device=DEVICE)
+            return lambda: fa(t.q, t.k, t.v, block_mask=bm)
+        return [("flash_attn window_size", flash), ("torch flex_attention", flex)]
+
+    def window_spec():
+        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+        shape = (Bz, H, N, D)
+        visible = sum(min(i + 1, W) for i in range(N))  # keys per row, summed
+        return Spec(
+            "attn_window", "attention fwd bf16 window %d" % W, "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16",
+            4 * Bz * H * N * D * 2,
+            {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+             "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
+            [("attn_window", "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
+            lambda t: (t.o, t.q, t.k, t.v, t.lse, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
+            ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
+                t.q.float(), t.k.float(), t.v.float(), attn_mask=window_mask(T, N))},
+            torch_fn=lambda T, t: (lambda m=window_mask(T, N): T.nn.functional.scaled_dot_product_attention(
+                t.q, t.k, t.v, attn_mask=m)),
+            extra=window_extra(),
+            flops=4 * Bz * H * D * visible,
+            note="stdlib fused_attn.blk attn_fwd CAUSAL WINDOW=%d (the key loop starts at the window's first "
+                 "block); torch: SDPA with the equivalent boolean mask (its dispatcher's choice: no flash "
+                 "kernel takes a mask); flash_attn window_size=(W-1, 0) and compiled FlexAttention in extra, "
+                 "where importable; TFLOP/s count only the visible scores" % W)
+    out.append(window_spec())
+
+    def bwd_spec(causal):
+        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+        shape, scale = (Bz, H, N, D), D ** -0.5
+        suffix = "_causal" if causal else ""
+
+        def prepare(T, t):
+            # the forward's outputs the backward reads: o (bf16) and lse (ln sum exp of scaled scores)
+            for b in range(Bz):
+                s = (t.q[b].float() @ t.k[b].float().transpose(-1, -2)) * scale
+                if causal:
+                    s.masked_fill_(T.ones(N, N, dtype=T.bool, device=DEVICE).triu(1), float("-inf"))
+                t.lse.view(Bz, H, N)[b] = T.logsumexp(s, -1)
+                t.o[b] = (T.softmax(s, -1) @ t.v[b].float()).to(T.bfloat16)
+                del s
+
+        def ref(T, t):
+            q, k, v = (x.float().requires_grad_() for x in (t.q, t.k, t.v))
+            o = T.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            dq, dk, dv = T.autograd.grad(o, (q, k, v), t.do.float())
+            return {"dq": dq, "dk": dk, "dv": dv}
+
+        def sdpa_bwd(backend):
+            def factory(T, t):
+                be = {"flash": T.nn.attention.SDPBackend.FLASH_ATTENTION,
+                      "cudnn": T.nn.attention.SDPBackend.CUDNN_ATTENTION}[backend]
+                q, k, v = (x.detach().requires_grad_() for x in (t.q, t.k, t.v))
+                with T.nn.attention.sdpa_kernel(be):
+                    o = T.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                return lambda: T.autograd.grad(o, (q, k, v), t.do, retain_graph=True)
+            return factory
+
+        empty = lambda T, shape, dt: T.empty(shape, device=DEVICE, dtype=dt)  # noqa: E731 (filled by prepare)
+        return Spec(
+            "attn_bwd" + suffix, "attention bwd bf16%s" % (" causal" if causal else ""),
+            "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 8 * Bz * H * N * D * 2,
+            {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+             "do": (shape, "bf16", "randn"), "o": (shape, "bf16", empty), "lse": ((Bz * H * N,), "f32", empty),
+             "delta": ((Bz * H * N,), "f32", empty), "dq": (shape, "bf16", "out"), "dk": (shape, "bf16", "out"),
+             "dv": (shape, "bf16", "out")}, ["dq", "dk", "dv"],
+            [("attn_bwd_dkdv" + suffix, "attn_bwd_dkdv",
+              ["dk", "dv", "q", "k", "v", "dout", "lse", "delta", "seq", "scale"])],
+            lambda t: (t.dk, t.dv, t.q, t.k, t.v, t.do, t.lse, t.delta, N, scale),
+            lambda c: (cdiv(N, c["BN"]), Bz * H),
+            pre=[("attn_bwd_pre", "attn_bwd_preprocess", ["delta", "o", "dout", "seq"],
+                  lambda t: (t.delta, t.o, t.do, N), lambda c: (cdiv(N, c["BM"]), Bz * H)),
+                 ("attn_bwd_dq" + suffix, "attn_bwd_dq", ["dq", "q", "k", "v", "dout", "lse", "delta", "seq", "scale"],
+                  lambda t: (t.dq, t.q, t.k, t.v, t.do, t.lse, t.delta, N, scale),
+                  lambda c: (cdiv(N, c["BM"]), Bz * H))],
+            prepare=prepare, ref=ref,
+            torch_fn=sdpa_bwd("flash"), extra=[("torch sdpa cudnn bwd", sdpa_bwd("cudnn"))],
+            flops=2.5 * 4 * Bz * H * N * N * D * (0.5 if causal else 1.0),
+            note="stdlib fused_attn.blk attn_bwd_preprocess + attn_bwd_dq + attn_bwd_dkdv, all three in each "
+                 "timed call (the dK/dV kernel's configurations tried, the others' first); torch: SDPA "
+                 "backward (autograd.grad through the flash backend; cuDNN in extra); TFLOP/s: 2.5x the "
+                 "forward's (five matmuls to two)")
+    out.append(bwd_spec(False))
+    out.append(bwd_spec(True))
+
+    def decode_spec():
+        Bz, H, G, D, PAGE, L, NS = (2, 8, 4, 128, 16, 256, 4) if small else (8, 32, 4, 128, 16, 4096, 8)
+        KH, MB = H // G, cdiv(L, PAGE)
+        NB, PPS = Bz * MB, cdiv(MB, NS)
+        cache = (NB, PAGE, KH, D)
+        scale = D ** -0.5
+
+        def gathered(T, t):  # [B, H, L, D]: each sequence's pages in order, K/V heads repeated per group
+            pages = t.table.view(Bz, MB).long()
+            return [c[pages].reshape(Bz, MB * PAGE, KH, D)[:, :L].permute(0, 2, 1, 3).repeat_interleave(G, 1)
+                    for c in (t.kc, t.vc)]
+
+        def ref(T, t):
+            kg, vg = gathered(T, t)
+            o = T.nn.functional.scaled_dot_product_attention(t.q.float().view(Bz, H, 1, D), kg.float(), vg.float())
+            return {"out": o.view(Bz, H, D)}
+
+        def torch_fn(T, t):  # SDPA on the cache already gathered (the gather is not timed)
+            kg, vg = (x.contiguous() for x in gathered(T, t))
+            q = t.q.view(Bz, H, 1, D)
+            return lambda: T.nn.functional.scaled_dot_product_attention(q, kg, vg)
+
+        def gather_sdpa(T, t):
+            q = t.q.view(Bz, H, 1, D)
+            return lambda: T.nn.functional.scaled_dot_product_attention(q, *gathered(T, t))
+        return Spec(
+            "attn_decode", "paged decode bf16 (split-K)", "B%d H%d/%d L%d D%d" % (Bz, H, KH, L, D), "bf16",
+            2 * Bz * L * KH * D * 2 + 2 * Bz * H * D * 2,
+            {"q": ((Bz, H, D), "bf16", "randn"), "kc": (cache, "bf16", "randn"), "vc": (cache, "bf16", "randn"),
+             "table": ((Bz * MB,), "i32", lambda T, shape, dt: T.randperm(NB, device=DEVICE, dtype=dt)),
+             "lens": ((Bz,), "i32", lambda T, shape, dt: T.full(shape, L, device=DEVICE, dtype=dt)),
+             "o_part": ((Bz * H * NS * D,), "f32", "out"), "lse_part": ((Bz * H * NS,), "f32", "out"),
+             "out": ((Bz, H, D), "bf16", "out"), "lse": ((Bz * H,), "f32", "out")}, ["out"],
+            [("attn_decode", "attn_decode_paged",
+              ["o_part", "lse_part", "q", "k_cache", "v_cache", "block_table", "seq_lens", "heads", "max_blocks",
+               "pages_per_split", "scale"])],
+            lambda t: (t.o_part, t.lse_part, t.q, t.kc, t.vc, t.table, t.lens, H, MB, PPS, scale),
+            lambda c: (NS, Bz * H),
+            post=[("attn_decode_combine", "attn_decode_combine", ["out", "lse", "o_part", "lse_part", "num_splits"],
+                   lambda t: (t.out, t.lse, t.o_part, t.lse_part, NS), lambda c: (Bz * H,))],
+            ref=ref, torch_fn=torch_fn, extra=[("torch gather + sdpa", gather_sdpa)],
+            note="stdlib fused_attn.blk attn_decode_paged (PAGE=%d, GROUP=%d, %d splits) + attn_decode_combine; "
+                 "shuffled block table; torch: SDPA on the cache gathered beforehand (gather untimed; "
+                 "gather + SDPA in extra); GB/s: the K/V cache read once" % (PAGE, G, NS))
+    out.append(decode_spec())
     # ---- conv2d NHWC + batchnorm (folded: y*scale + shift) + SiLU, bf16 (stdlib conv.blk)
     def conv_spec(key, Nb, HW, C, K, ks, pad):
         Nb, HW = (2, 8) if small else (Nb, HW)
@@ -924,6 +1078,8 @@ def worker(args):
     def check(spec, t, fn):
         """Run fn on fresh inputs into poisoned outputs: (ok, worst rel err, message)."""
         refresh(spec, t)
+        if spec.prepare:
+            spec.prepare(T, t)
         fn()
         T.cuda.synchronize()
         refs = spec.ref(T, t)
@@ -957,6 +1113,16 @@ def worker(args):
         t0 = time.monotonic()
         try:
             t = make(spec)
+            if spec.prepare:
+                spec.prepare(T, t)
+            stages = {"pre": [], "post": []}  # the pipeline's other kernels: [(launch, args)]
+            for where in stages:
+                for skey, skname, spnames, sargs, sgrid in getattr(spec, where):
+                    sk = dev.load_ptx_file(ptx_configs(args.ptx_dir, skey)[0][1]).kernel(skname)
+                    if [p.name for p in sk.params] != spnames:
+                        raise RuntimeError("kernel signature changed: %s, bench expects %s" % (
+                            [p.name for p in sk.params], spnames))
+                    stages[where].append((sk[sgrid(sk.consts)], sargs(t)))
             # ---- blk: every configuration, checked then timed
             best = None
             for key, kname, pnames in spec.blk:
@@ -975,10 +1141,17 @@ def worker(args):
                             raise RuntimeError("kernel signature changed: %s, bench expects %s" % (got, pnames))
                         launch = k[spec.grid(k.consts)]
                         a = spec.args(t)
-                        fn = (lambda launch=launch, a=a: launch(*a))
+                        def fn(launch=launch, a=a):
+                            for sl, sa in stages["pre"]:
+                                sl(*sa)
+                            launch(*a)
+                            for sl, sa in stages["post"]:
+                                sl(*sa)
+                        if not stages["pre"] and not stages["post"]:
+                            fn = (lambda launch=launch, a=a: launch(*a))
                         if dry and "w16" not in tag:  # the fake driver runs nothing: pretend (w16: a FAIL)
-                            def fn(launch=launch, a=a, spec=spec, t=t):
-                                launch(*a)
+                            def fn(run=fn, spec=spec, t=t):
+                                run()
                                 for name, r in spec.ref(T, t).items():
                                     getattr(t, name).copy_(r.reshape(getattr(t, name).shape))
                         ok, err, msg = check(spec, t, fn)
@@ -1313,7 +1486,12 @@ def self_test(args):
                     grid = spec.grid(k.consts)
                     before = fake.fake_launch_count()
                     k[grid](*spec.args(t))
-                    if fake.fake_launch_count() != before + 1:
+                    for skey, skname, spnames, sargs, sgrid in spec.pre + spec.post:
+                        sk = dev.load_ptx_file(ptx_configs(args.ptx_dir, skey)[0][1]).kernel(skname)
+                        if [p.name for p in sk.params] != spnames:
+                            fail("%s: %s params %s, bench expects %s" % (spec.key, skey, [p.name for p in sk.params], spnames))
+                        sk[sgrid(sk.consts)](*sargs(t))
+                    if fake.fake_launch_count() != before + 1 + len(spec.pre) + len(spec.post):
                         fail("%s: %s: the fake driver saw no launch" % (spec.key, tag))
                     print("ok   %-16s %-24s grid=%-18s %s" % (spec.key, tag, grid, k.consts))
                 except blk.Error as e:

@@ -590,6 +590,7 @@ typedef struct {
     bool dist_int;        /* ri(lo,hi), sri(lo,hi) or cum(lo,hi) */
     bool sorted;          /* sri(lo,hi): the integers in ascending order (offset tables) */
     bool dist_cum;        /* cum(lo,hi): 0, then running sums of ri(lo,hi) steps */
+    bool perm;            /* perm: 0 .. count-1 shuffled (a block table) */
     double lo, hi;        /* distribution; A_FLOAT: u(lo,hi) or lo == hi literal */
     int64_t ival;         /* A_INT */
     double fval;          /* A_FLOAT, drawn */
@@ -715,28 +716,32 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                 const char *dp[2];
                 int dpl[2];
                 bool is_sri = dl > 4 && !strncmp(d, "sri(", 4), is_cum = dl > 4 && !strncmp(d, "cum(", 4);
+                a->perm = dl == 4 && !strncmp(d, "perm", 4) && a->t->kind == K_INT && a->role == A_IN;
                 bool is_ri = is_sri || is_cum || (dl > 3 && !strncmp(d, "ri(", 3)), is_u = dl > 2 && !strncmp(d, "u(", 2);
-                if (!(is_ri || is_u) || d[dl - 1] != ')') {
-                    snprintf(err, errn, "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi) or cum(lo,hi)",
-                             a->name, dl, d);
-                    return false;
-                }
-                int off = is_sri || is_cum ? 4 : is_ri ? 3 : 2;
-                a->sorted = is_sri;
-                a->dist_cum = is_cum;
-                if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
-                    snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
-                    return false;
-                }
-                if (is_ri) {
-                    int64_t lo, hi;
-                    if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) || !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
+                if (!a->perm) {
+                    if (!(is_ri || is_u) || d[dl - 1] != ')') {
+                        snprintf(err, errn,
+                                 "'%s': distribution '%.*s' is not u(lo,hi), ri(lo,hi), sri(lo,hi), cum(lo,hi) or perm",
+                                 a->name, dl, d);
                         return false;
-                    if (hi <= lo) hi = lo + 1;
-                    a->dist_int = true, a->lo = (double)lo, a->hi = (double)hi;
-                } else {
-                    a->dist_int = false;
-                    a->lo = strtod(dp[0], NULL), a->hi = strtod(dp[1], NULL);
+                    }
+                    int off = is_sri || is_cum ? 4 : is_ri ? 3 : 2;
+                    a->sorted = is_sri;
+                    a->dist_cum = is_cum;
+                    if (split_top(d + off, dl - off - 1, dp, dpl, 2) != 2) {
+                        snprintf(err, errn, "'%s': distribution needs (lo,hi)", a->name);
+                        return false;
+                    }
+                    if (is_ri) {
+                        int64_t lo, hi;
+                        if (!eval_expr(e, dp[0], dpl[0], &lo, err, errn) || !eval_expr(e, dp[1], dpl[1], &hi, err, errn))
+                            return false;
+                        if (hi <= lo) hi = lo + 1;
+                        a->dist_int = true, a->lo = (double)lo, a->hi = (double)hi;
+                    } else {
+                        a->dist_int = false;
+                        a->lo = strtod(dp[0], NULL), a->hi = strtod(dp[1], NULL);
+                    }
                 }
             }
             a->bytes = (size_t)a->count * (size_t)a->t->size;
@@ -751,6 +756,7 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                     running += (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
                 }
                 else if (a->role == A_ZERO) memset(q, 0, (size_t)a->t->size);
+                else if (a->perm) put_int(a->t, q, k); /* shuffled below */
                 else if (a->dist_int) {
                     int64_t span = (int64_t)(a->hi - a->lo);
                     int64_t v = (int64_t)a->lo + (int64_t)(rng_u64() % (uint64_t)(span > 0 ? span : 1));
@@ -761,6 +767,14 @@ static bool build_case(const gk_kernel *K, const kmeta *m, const env *e, bool sc
                     if (a->t->kind == K_FLOAT) put_float(a->t, q, v);
                     else put_int(a->t, q, (int64_t)v);
                 }
+            }
+            /* perm: 0 .. count-1 in a random order (Fisher-Yates on the elements) */
+            for (int64_t k = a->count - 1; a->perm && k > 0; k--) {
+                size_t sz = (size_t)a->t->size, j = (size_t)(rng_u64() % (uint64_t)(k + 1));
+                unsigned char t[8];
+                memcpy(t, a->host + (size_t)k * sz, sz);
+                memcpy(a->host + (size_t)k * sz, a->host + j * sz, sz);
+                memcpy(a->host + j * sz, t, sz);
             }
             if (a->sorted && a->role == A_IN && a->t->kind != K_FLOAT) {
                 /* sri: the integers drawn as for ri, put in ascending order (an offset table, as a prefix

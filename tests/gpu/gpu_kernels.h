@@ -18,7 +18,8 @@
  *                                 cum(LO,HI) integers 0, s1, s1+s2, ... with steps
  *                                 s drawn from ri(LO,HI): CSR row pointers (LO = 0
  *                                 gives empty rows; COUNT-1 rows hold at most
- *                                 (COUNT-1)*(HI-1) nonzeros: size the index arrays so)
+ *                                 (COUNT-1)*(HI-1) nonzeros: size the index arrays so),
+ *                                 perm 0 .. COUNT-1 shuffled (a block table)
  *    "GRID",                "gx[,gy[,gz]]"
  *    "REQUIRE" or NULL,     a (config, size) pair where this is 0 is not run
  *    {CONFIGS},             const values, "NAME=V NAME=V" ("" = the kernel's defaults)
@@ -224,6 +225,61 @@ static const gk_kernel gk_table[] = {
      {"", "D=128 CAUSAL=1 BM=128"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
+    /* sliding window (attn_fwd WINDOW): 1 = each query sees itself only; smaller than a block,
+     * across block edges, longer than the sequence */
+    {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", NULL,
+     {"CAUSAL=1 WINDOW=1 LSE=1", "CAUSAL=1 WINDOW=40 LSE=1", "BM=16 BN=16 D=32 CAUSAL=1 WINDOW=100 LSE=1",
+      "D=128 BM=128 num_warps=8 CAUSAL=1 WINDOW=200 LSE=1", "D=128 BM=128 BN=128 num_warps=8 GROUP=2 CAUSAL=1 WINDOW=129 LSE=1"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257", "bh=2 seq=600"},
+     TOL_ATTN},
+    /* varlen: B sequences packed [total, H, D], cum offsets (lengths 0 .. L; 1 .. L when B < 3, so
+     * that some token is written); buffers sized for B*L tokens, the tail past the total stays poisoned */
+    {"fused_attn.blk", "attn_fwd_varlen",
+     "out:out(B*L*H*D) q:in(B*L*H*D) k:in(B*L*H*D) v:in(B*L*H*D) lse:out(H*B*L) cu_seqlens:in(B+1,cum(B<3,L+1)) "
+     "heads:=H scale:=0.125",
+     "cdiv(L,BM),B*H", NULL,
+     {"LSE=1", "CAUSAL=1 LSE=1", "CAUSAL=1 WINDOW=30 GROUP=2 LSE=1", "D=128 BM=128 num_warps=8 CAUSAL=1 LSE=1",
+      "BM=16 BN=16 D=32 LSE=1"},
+     {"B=3 L=64 H=2", "B=1 L=1 H=2", "B=4 L=100 H=2", "B=5 L=257 H=4"},
+     TOL_ATTN},
+    /* backward: delta, dK/dV (one program per key block and K/V head), dQ; lse and delta drawn
+     * in the range a forward gives (lse ~ ln(seq)) */
+    {"fused_attn.blk", "attn_bwd_preprocess", "delta:out(bh*seq) o:in(bh*seq*D) dout:in(bh*seq*D) seq:=seq",
+     "cdiv(seq,BM),bh", NULL,
+     {"", "D=128 BM=32"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
+     TOL_RED},
+    {"fused_attn.blk", "attn_bwd_dkdv",
+     "dk:out(bh*seq*D) dv:out(bh*seq*D) q:in(bh*seq*D,u(-1,1)) k:in(bh*seq*D,u(-1,1)) v:in(bh*seq*D) "
+     "dout:in(bh*seq*D) lse:in(bh*seq,u(3,5)) delta:in(bh*seq,u(-1,1)) seq:=seq scale:=0.125",
+     "cdiv(seq,BN),bh/GROUP", NULL,
+     {"", "CAUSAL=1", "D=128 CAUSAL=1", "BM=16 BN=16 D=32", "D=128 BN=128 num_warps=8 CAUSAL=1", "GROUP=2 CAUSAL=1"},
+     {"bh=2 seq=64", "bh=2 seq=1", "bh=4 seq=100", "bh=2 seq=257"},
+     TOL_ATTN},
+    {"fused_attn.blk", "attn_bwd_dq",
+     "dq:out(bh*seq*D) q:in(bh*seq*D,u(-1,1)) k:in(bh*seq*D,u(-1,1)) v:in(bh*seq*D) dout:in(bh*seq*D) "
+     "lse:in(bh*seq,u(3,5)) delta:in(bh*seq,u(-1,1)) seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", NULL,
+     {"", "CAUSAL=1", "D=128 CAUSAL=1", "BM=16 BN=16 D=32", "D=128 BM=128 num_warps=8 CAUSAL=1", "GROUP=2 CAUSAL=1"},
+     {"bh=2 seq=64", "bh=2 seq=1", "bh=4 seq=100", "bh=2 seq=257"},
+     TOL_ATTN},
+    /* paged decode: a cache of B*MB pages, the block table a random permutation of them, lengths
+     * 0 .. MB*PAGE (splits past a sequence's end write lse -inf, out 0); NS = splits */
+    {"fused_attn.blk", "attn_decode_paged",
+     "o_part:out(B*H*NS*D) lse_part:out(B*H*NS) q:in(B*H*D) k_cache:in(B*MB*PAGE*(H/GROUP)*D) "
+     "v_cache:in(B*MB*PAGE*(H/GROUP)*D) block_table:in(B*MB,perm) seq_lens:in(B,ri(0,MB*PAGE+1)) heads:=H "
+     "max_blocks:=MB pages_per_split:=PPS scale:=0.125",
+     "NS,B*H", NULL,
+     {"", "GROUP=2", "D=64 PAGE=32 GROUP=4"},
+     {"B=2 H=4 MB=4 PPS=1 NS=4", "B=1 H=4 MB=1 PPS=1 NS=1", "B=3 H=8 MB=7 PPS=2 NS=cdiv(MB,PPS)",
+      "B=4 H=8 MB=16 PPS=3 NS=cdiv(MB,PPS)"},
+     TOL_BF16_MATH},
+    {"fused_attn.blk", "attn_decode_combine",
+     "out:out(R*D) lse:out(R) o_part:in(R*NS*D) lse_part:in(R*NS,u(-5,5)) num_splits:=NS", "R", "NS<=BS",
+     {"", "D=64 BS=4"},
+     {"R=4 NS=3", "R=1 NS=1", "R=37 NS=16", "R=64 NS=4"},
+     TOL_BF16_MATH},
     {"attn_variants.blk", "linear_attn", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) seq:=seq", "bh", NULL,
      {"", "CAUSAL=1"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=2 seq=100", "bh=1 seq=300"},

@@ -121,12 +121,13 @@ static inline uint16_t *h_to_bf16(const float *x, size_t n) {
 }
 static inline float h_round_bf16(float x) { return h_bf2f(h_f2bf(x)); }
 
-/* |got - want| <= atol + rtol * |want| everywhere (NaN only where want is NaN). */
+/* |got - want| <= atol + rtol * |want| everywhere (NaN only where want is NaN;
+ * an infinity only where want is the same infinity). */
 static inline int h_close(const char *what, const float *got, const float *want, size_t n, float rtol, float atol) {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
         float g = got[i], w = want[i];
-        int ok = isnan(w) ? isnan(g) : (!isnan(g) && fabsf(g - w) <= atol + rtol * fabsf(w));
+        int ok = isnan(w) ? isnan(g) : (!isnan(g) && (g == w || fabsf(g - w) <= atol + rtol * fabsf(w)));
         if (!ok) {
             if (bad < 5) fprintf(stderr, "  %s[%zu]: got %.9g, want %.9g\n", what, i, g, w);
             bad++;
