@@ -14,6 +14,8 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "blk/blkrt.h"
+
 /* LLVM's static libraries call arc4random (glibc 2.36); defined here the
  * static bundle needs only glibc 2.34 (see gpu_check.c). In the multi-call
  * binary (INDEX_DIFF_MULTICALL) gpu_check.c defines it. */
@@ -88,5 +90,22 @@ static inline const char *backend_arch(const char *arch) {
     if (sm > 90) return "sm_90";
     if (sm >= 80) return "sm_80";
     return NULL;
+}
+/* Kernel `name` on dev: from `ptx` (a GPU), or from the source `src` on the
+ * CPU interpreter device (ptx NULL). false with the reason in err. */
+static inline bool diff_load_kernel(blkrt_device *dev, const char *ptx, const char *src, const char *name,
+                                    blkrt_module **mod, blkrt_kernel **k, char *err, size_t n) {
+    char path[64];
+    snprintf(path, sizeof path, "%s.blk", name);
+    blkrt_source_options so = {.path = path, .kernel = name, .cache_dir = ""};
+    if (ptx ? blkrt_module_load_ptx(dev, ptx, strlen(ptx), mod) : blkrt_module_load_source(dev, src, strlen(src), &so, mod)) {
+        snprintf(err, n, "%s: %s", ptx ? "loading the PTX" : "loading on the CPU device", blkrt_last_error());
+        return false;
+    }
+    if (blkrt_module_kernel(*mod, name, k)) {
+        snprintf(err, n, "%s", blkrt_last_error());
+        return false;
+    }
+    return true;
 }
 #endif

@@ -1100,6 +1100,7 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
         goto done;
     }
     if (o->facts && !check_facts(c, K, O)) goto done;
+    const char *ptx = NULL;
     if (!o->cpu || o->ptx) {
         /* an eq1 variant for each launch key that holds one (the defaults are d16 + fallback) */
         for (int r = 0; r < K->nruns; r++) {
@@ -1109,27 +1110,17 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
                 goto done;
             }
         }
-        const char *ptx = blkc_emit(c, "ptx");
+        ptx = blkc_emit(c, "ptx");
         if (!ptx) {
             fail_msg(O, F_COMPILE, "PTX for %s: %s", arch, blkc_diagnostics(c));
             goto done;
         }
         parse_entries(ptx, &E);
         O->vector_accesses = count_substr(ptx, "ld.global.v") + count_substr(ptx, "st.global.v");
-        if (!o->cpu && blkrt_module_load_ptx(dev, ptx, strlen(ptx), &mod)) {
-            fail_msg(O, F_COMPILE, "loading the PTX: %s", blkrt_last_error());
-            goto done;
-        }
     }
-    if (o->cpu) {
-        blkrt_source_options so = {.path = "idx.blk", .kernel = "idx", .cache_dir = ""};
-        if (blkrt_module_load_source(dev, src, strlen(src), &so, &mod)) {
-            fail_msg(O, F_COMPILE, "loading on the CPU device: %s", blkrt_last_error());
-            goto done;
-        }
-    }
-    if (blkrt_module_kernel(mod, "idx", &k)) {
-        fail_msg(O, F_COMPILE, "%s", blkrt_last_error());
+    char err[1024];
+    if (!diff_load_kernel(dev, o->cpu ? NULL : ptx, src, "idx", &mod, &k, err, sizeof err)) {
+        fail_msg(O, F_COMPILE, "%s", err);
         goto done;
     }
     for (int r = 0; r < K->nruns && O->cls == F_NONE && !device_lost; r++) {

@@ -545,26 +545,17 @@ static void run_kernel(const options *o, const kspec *K, uint64_t seed, int inde
         fail_msg(O, R_COMPILE, "blkc: %s", blkc_diagnostics(c));
         goto done;
     }
+    const char *ptx = NULL;
     if (!o->cpu || o->ptx) {
-        const char *ptx = blkc_emit(c, "ptx"); /* the default variants: d16 + fallback */
+        ptx = blkc_emit(c, "ptx"); /* the default variants: d16 + fallback */
         if (!ptx) {
             fail_msg(O, R_COMPILE, "PTX for %s: %s", arch, blkc_diagnostics(c));
             goto done;
         }
-        if (!o->cpu && blkrt_module_load_ptx(dev, ptx, strlen(ptx), &mod)) {
-            fail_msg(O, R_COMPILE, "loading the PTX: %s", blkrt_last_error());
-            goto done;
-        }
     }
-    if (o->cpu) {
-        blkrt_source_options so = {.path = "kd.blk", .kernel = "kd", .cache_dir = ""};
-        if (blkrt_module_load_source(dev, src, strlen(src), &so, &mod)) {
-            fail_msg(O, R_COMPILE, "loading on the CPU device: %s", blkrt_last_error());
-            goto done;
-        }
-    }
-    if (blkrt_module_kernel(mod, "kd", &k)) {
-        fail_msg(O, R_COMPILE, "%s", blkrt_last_error());
+    char err[1024];
+    if (!diff_load_kernel(dev, o->cpu ? NULL : ptx, src, "kd", &mod, &k, err, sizeof err)) {
+        fail_msg(O, R_COMPILE, "%s", err);
         goto done;
     }
     for (int b = 0; b < 3; b++)
