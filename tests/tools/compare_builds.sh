@@ -34,9 +34,10 @@ B=${BUILD_B:-build-cmp-clang-O0}
 # CMAKE_BUILD_TYPE=None: only the flags given here (the top-level default is
 # RelWithDebInfo, -O2)
 build() { # DIR CC CFLAGS
-  cmake -S . -B "$1" -DCMAKE_C_COMPILER="$2" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$3" >"$1.log" 2>&1 &&
-    cmake --build "$1" -j"$JOBS" --target blkc >>"$1.log" 2>&1 ||
-    { echo "error: building $1 failed (see $1.log)"; exit 2; }
+  mkdir -p "$1"
+  cmake -S . -B "$1" -DCMAKE_C_COMPILER="$2" -DCMAKE_BUILD_TYPE=None -DCMAKE_C_FLAGS="$3" >"$1/compare_build.log" 2>&1 &&
+    cmake --build "$1" -j"$JOBS" --target blkc >>"$1/compare_build.log" 2>&1 ||
+    { echo "error: building $1 failed (see $1/compare_build.log)"; exit 2; }
 }
 t0=$(date +%s)
 build "$A" "$GCC" "-O3 -DNDEBUG"
