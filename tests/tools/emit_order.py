@@ -14,7 +14,6 @@ import re,sys,glob
 # calls with two or more top-level arguments that each emit LLVM instructions:
 # C leaves their order unspecified (gcc and clang differ), so the IR does too
 emit=re.compile(r'\b(LLVMBuild(?!Cast\b)\w+|cg_(?!const_|type|lay_info_get|i32type)\w+|tile_elem|tile_addr32|eval_at|wg_row|tile_chunk)\s*\(')
-nonemit_args=('LLVMBuildGEP2',)
 def strip(s):
     s=re.sub(r'//[^\n]*','',s); s=re.sub(r'/\*.*?\*/',lambda m:'\n'*m.group(0).count('\n'),s,flags=re.S)
     return re.sub(r'"(\\.|[^"\\])*"','""',s)
