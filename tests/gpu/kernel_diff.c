@@ -4,6 +4,7 @@
  *
  *   kernel_diff [--device N|cpu] [--seed S] [--count N] [--only K]
  *               [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]
+ *               [--keep DIR]
  *
  * A generated kernel is a fixed preamble (1-D [B] and 2-D [R, C] offsets,
  * masked loads of x: f32, y: f32, xi: i32) followed by 1..MAXS independent
@@ -49,6 +50,8 @@
  * interpreter (the generator's self-test; CTest gpu/kernel_diff_cpu). --ptx
  * there also compiles each kernel to PTX (BLK_GPU_ARCH, default sm_90a).
  * --perturb flips a bit of each launch's first output (every kernel must fail).
+ * --keep DIR writes every kernel as DIR/kd_SEED_K.blk (tests/tools/
+ * compare_builds.sh compiles them with a gcc- and a clang-built blkc).
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -57,6 +60,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "blk/blkc.h"
 #include "blk/blkrt.h"
@@ -352,6 +356,7 @@ typedef struct {
     int ordinal, count, only;
     uint64_t seed;
     double max_seconds;
+    const char *keep; /* write every kernel's source there (compare_builds.sh compiles them) */
 } options;
 
 typedef enum { R_NONE, R_COMPILE, R_REFERENCE, R_LAUNCH, R_MISMATCH } fclass;
@@ -621,9 +626,24 @@ static void shrink(const options *o, kspec *K, uint64_t seed, int index, outcome
     printf("  shrink: %d candidates run, %d taken\n", tries, taken);
 }
 
+/* DIR/kd_SEED_K.blk: the source, its runs in a comment. */
+static void keep_kernel(const char *dir, const kspec *K, uint64_t seed, int index) {
+    mkdir(dir, 0777);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/kd_%llu_%d.blk", dir, (unsigned long long)seed, index);
+    FILE *f = fopen(path, "w");
+    char *src = kernel_source(K);
+    if (f && src)
+        fprintf(f, "// kernel_diff --seed %llu --only %d: grid %d; run 0 n=%lld s=%lld; run 1 n=%lld s=%lld\n%s",
+                (unsigned long long)seed, index, K->grid, (long long)K->n[0], (long long)K->s[0], (long long)K->n[1],
+                (long long)K->s[1], src);
+    if (f) fclose(f);
+    free(src);
+}
+
 static void usage(void) {
     fprintf(stderr, "usage: kernel_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--max-seconds T]\n"
-                    "                   [--ptx] [--no-shrink] [--verbose] [--perturb]\n");
+                    "                   [--ptx] [--no-shrink] [--verbose] [--perturb] [--keep DIR]\n");
 }
 
 #ifdef INDEX_DIFF_MULTICALL
@@ -649,6 +669,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--no-shrink")) o.shrink = false;
         else if (!strcmp(a, "--verbose")) o.verbose = true;
         else if (!strcmp(a, "--perturb")) o.perturb = true;
+        else if (!strcmp(a, "--keep") && v) o.keep = v, i++;
         else {
             usage();
             return 2;
@@ -691,6 +712,7 @@ int main(int argc, char **argv) {
         kspec K;
         generate(o.seed, ki, &K);
         for (int i = 0; i < K.nst; i++) fams[K.st[i].fam]++;
+        if (o.keep) keep_kernel(o.keep, &K, o.seed, ki);
         outcome O;
         run_kernel(&o, &K, o.seed, ki, &O);
         if (o.verbose || (o.only >= 0 && O.cls == R_NONE)) {

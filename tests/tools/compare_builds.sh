@@ -12,8 +12,12 @@
 # diagnostics and exit statuses included. Default files: every .blk under
 # stdlib/ and tests/, except tests/diag (error inputs: tests/tools/diag.sh
 # compares those) and the inputs that exist to be slow (tests/regress/hang_*,
-# sort_long_compiles). Exit 0: identical; 1: outputs differ (named);
-# 0 with "skipped:" when a compiler is missing.
+# sort_long_compiles), plus GEN (default 100) random kernels of kernel_diff
+# (tests/gpu/kernel_diff.c --keep, seed GEN_SEED, default 1; KERNEL_DIFF names
+# the binary, default build/tests/gpu/kernel_diff; left out when it is not
+# built): masks, reductions, scans, casts, control flow, atomics, dot.
+# Exit 0: identical; 1: outputs differ (named); 0 with "skipped:" when a
+# compiler is missing.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$ROOT" || exit 2
@@ -44,13 +48,21 @@ build "$A" "$GCC" "-O3 -DNDEBUG"
 build "$B" "$CLANG" "-O0 -g"
 echo "built: $A ($($GCC --version | head -1), -O3), $B ($($CLANG --version | head -1), -O0) in $(($(date +%s) - t0)) s"
 
+explicit=$*
 if [ $# -eq 0 ]; then
   mapfile -t files < <(find stdlib tests -name '*.blk' -not -path 'tests/diag/*' -not -name 'hang_*' \
                          -not -name 'sort_long_compiles.blk' | sort)
   set -- "${files[@]}"
 fi
 ref=${TMPDIR:-/tmp}/compare_builds.$$
-trap 'rm -rf "$ref"' EXIT
+gen=${TMPDIR:-/tmp}/compare_builds_gen.$$
+trap 'rm -rf "$ref" "$gen"' EXIT
+KD=${KERNEL_DIFF:-build/tests/gpu/kernel_diff}
+if [ "${GEN:-100}" -gt 0 ] && [ -x "$KD" ] && [ -z "${explicit:-}" ]; then
+  BLKRT_CACHE_DIR= "$KD" --device cpu --count "${GEN:-100}" --seed "${GEN_SEED:-1}" --keep "$gen" >/dev/null
+  set -- "$@" "$gen"/*.blk
+  echo "with $(ls "$gen" | wc -l) kernel_diff kernels (seed ${GEN_SEED:-1}; one: $KD --device cpu --seed ${GEN_SEED:-1} --only K --keep DIR)"
+fi
 t1=$(date +%s)
 sh tests/tools/ptx_identical.sh "$A/blkc" "$ref" save "$@" >/dev/null
 out=$(sh tests/tools/ptx_identical.sh "$B/blkc" "$ref" check "$@")
