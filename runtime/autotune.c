@@ -290,10 +290,7 @@ blkrt_status blkrt_autotuner_create(blkrt_device *d, const char *source, size_t 
         if (st) rt_err(st, "%s", res.log ? res.log : "autotune: the compiler failed");
     }
     if (!st) st = read_configs(t, res.text, kernel, key, sizeof key);
-    free(res.text);
-    free(res.log);
-    for (int i = 0; i < res.ndeps; i++) free(res.deps[i]);
-    free(res.deps);
+    rt_free_result(&res);
 
     /* one module per config: the user's defines, then the config's (which win) */
     for (int i = 0; !st && i < t->ncfg; i++) {

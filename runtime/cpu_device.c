@@ -183,10 +183,7 @@ blkrt_status rt_cpu_load_source(blkrt_device *d, const blkrt_compiler *c, const 
         }
     }
     if (res.program && c->cpu_free) c->cpu_free(res.program);
-    free(res.text);
-    free(res.log);
-    for (int i = 0; i < res.ndeps; i++) free(res.deps[i]);
-    free(res.deps);
+    rt_free_result(&res);
     if (st) return st;
     atomic_fetch_add(&d->children, 1);
     *out = m;
@@ -226,7 +223,7 @@ static blkrt_status run(blkrt_kernel *k, const rt_variant *v, const uint32_t gri
                "kernel '%s' failed on the CPU interpreter%s%s", k->name, log ? ":\n" : "", log ? log : "");
         st = st == BLKRT_ERR_OUT_OF_MEMORY ? st : BLKRT_ERR_LAUNCH_FAILED;
     }
-    free(log);
+    rt_libc_free(log); /* the hook's (libc) */
     return st;
 }
 

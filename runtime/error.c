@@ -5,6 +5,8 @@
  * error reporting unless something is wrong.
  */
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +18,76 @@ static _Thread_local long alloc_count, alloc_fail; /* rt_alloc_fail_at */
 
 static bool alloc_ok(void) { return ++alloc_count != alloc_fail; }
 
-void *rt_malloc(size_t n) { return alloc_ok() ? malloc(n) : NULL; }
-void *rt_calloc(size_t n, size_t size) { return alloc_ok() ? calloc(n, size) : NULL; }
-void *rt_realloc(void *p, size_t n) { return alloc_ok() ? realloc(p, n) : NULL; }
-void *rt_aligned_alloc(size_t align, size_t n) { return alloc_ok() ? aligned_alloc(align, n) : NULL; }
+/* The host allocator (blkrt_set_allocator): the user's pair, else libc's.
+ * Every runtime allocation carries a header naming the block the allocator
+ * gave (alignment may move the start) and the size asked for (realloc
+ * copies it), so rt_free needs nothing but the pointer and the allocator is
+ * asked only for plain blocks. `live` counts blocks not yet freed: the
+ * allocator may change only while it is 0. */
+typedef struct {
+    void *raw;
+    size_t n;
+} rt_hdr;
+static void *(*user_alloc)(size_t, void *);
+static void (*user_release)(void *, void *);
+static void *user_ud;
+static atomic_long live;
+
+static void *hdr_alloc(size_t align, size_t n) {
+    if (!alloc_ok()) return NULL;
+    if (align < sizeof(rt_hdr)) align = sizeof(rt_hdr);
+    if (n > SIZE_MAX - sizeof(rt_hdr) - align) return NULL;
+    size_t total = n + sizeof(rt_hdr) + align;
+    char *raw = user_alloc ? user_alloc(total, user_ud) : malloc(total);
+    if (!raw) return NULL;
+    uintptr_t p = ((uintptr_t)raw + sizeof(rt_hdr) + align - 1) & ~(uintptr_t)(align - 1);
+    rt_hdr *h = (rt_hdr *)p - 1;
+    h->raw = raw;
+    h->n = n;
+    atomic_fetch_add(&live, 1);
+    return (void *)p;
+}
+
+void *rt_malloc(size_t n) { return hdr_alloc(16, n); }
+void *rt_calloc(size_t n, size_t size) {
+    if (size && n > SIZE_MAX / size) return NULL;
+    void *p = hdr_alloc(16, n * size);
+    if (p) memset(p, 0, n * size);
+    return p;
+}
+void *rt_aligned_alloc(size_t align, size_t n) { return hdr_alloc(align, n); }
+void rt_free(void *p) {
+    if (!p) return;
+    void *raw = ((rt_hdr *)p - 1)->raw;
+    atomic_fetch_sub(&live, 1);
+    if (user_release) user_release(raw, user_ud);
+    else free(raw);
+}
+void *rt_realloc(void *p, size_t n) {
+    if (!p) return rt_malloc(n);
+    void *q = hdr_alloc(16, n);
+    if (!q) return NULL; /* p stays valid, as with realloc */
+    size_t old = ((rt_hdr *)p - 1)->n;
+    memcpy(q, p, old < n ? old : n);
+    rt_free(p);
+    return q;
+}
+void *rt_user_malloc(size_t n) { return alloc_ok() ? malloc(n) : NULL; }
+void rt_libc_free(void *p) { free(p); }
+
+blkrt_status blkrt_set_allocator(void *(*alloc)(size_t bytes, void *user), void (*release)(void *block, void *user),
+                                 void *user) {
+    if (!alloc != !release)
+        return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_set_allocator: give both functions, or neither (libc's)");
+    long n = atomic_load(&live);
+    if (n != 0)
+        return rt_err(BLKRT_ERR_INVALID_VALUE,
+                      "blkrt_set_allocator: the runtime holds %ld blocks from the current allocator; set it before "
+                      "any other call (or after every handle is released)",
+                      n);
+    user_alloc = alloc, user_release = release, user_ud = user;
+    return BLKRT_OK;
+}
 
 long rt_alloc_fail_at(long nth) {
     long made = alloc_count;

@@ -198,7 +198,7 @@ static void resolve(int n, blkrt_device *d) {
 static void print_at_exit(void) {
     char *text = NULL;
     if (blkrt_profile_table(&text) == BLKRT_OK && text) fputs(text, stderr);
-    free(text);
+    rt_libc_free(text);
 }
 
 static void init_once(void) {
@@ -397,7 +397,7 @@ blkrt_status blkrt_profile_table(char **text) {
         if ((int)strlen(rows[i].config) > cw) cw = (int)strlen(rows[i].config);
     }
     size_t cap = 512 + (size_t)(n + 1) * (size_t)(kw + cw + 100), at = 0;
-    char *t = malloc(cap);
+    char *t = rt_user_malloc(cap); /* the caller frees it with free() */
     if (!t) {
         free(rows);
         return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");

@@ -59,6 +59,16 @@ void *rt_malloc(size_t n);
 void *rt_calloc(size_t n, size_t size);
 void *rt_realloc(void *p, size_t n);
 void *rt_aligned_alloc(size_t align, size_t n);
+/* Every runtime block is freed with rt_free (free is redirected too): the
+ * blocks come from blkrt_set_allocator's pair, behind a header. Memory from
+ * elsewhere — what a compiler hook returns (libc malloc) — is freed with
+ * rt_libc_free; memory handed to the caller to free() comes from
+ * rt_user_malloc (libc, counted by the test mode). */
+void rt_free(void *p);
+void *rt_user_malloc(size_t n);
+void rt_libc_free(void *p);
+/* Frees what a compiler hook returned (source.c). */
+void rt_free_result(blkrt_compile_result *res);
 /* Test mode, per thread: the nth allocation from now (1 = the next) fails,
  * the others succeed; 0 = off. Returns how many allocations this thread made
  * since the previous call. */
@@ -68,6 +78,7 @@ long rt_alloc_fail_at(long nth);
 #define calloc(n, size) rt_calloc(n, size)
 #define realloc(p, n) rt_realloc(p, n)
 #define aligned_alloc(align, n) rt_aligned_alloc(align, n)
+#define free(p) rt_free(p)
 #endif
 
 /* ---- error.c ---- */

@@ -27,11 +27,12 @@ blkrt_status blkrt_use_compiler(const blkrt_compiler *c) {
 
 const blkrt_compiler *rt_compiler(void) { return atomic_load(&registered); }
 
-static void free_result(blkrt_compile_result *res) {
-    free(res->text);
-    free(res->log);
-    for (int i = 0; i < res->ndeps; i++) free(res->deps[i]);
-    free(res->deps);
+/* A hook's result is libc memory (blkrt.h), not the runtime allocator's. */
+void rt_free_result(blkrt_compile_result *res) {
+    rt_libc_free(res->text);
+    rt_libc_free(res->log);
+    for (int i = 0; i < res->ndeps; i++) rt_libc_free(res->deps[i]);
+    rt_libc_free(res->deps);
     memset(res, 0, sizeof *res);
 }
 
@@ -55,11 +56,11 @@ blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const 
     if (st) {
         rt_err(st, "%s: compiling %s%sfor %s failed%s%s", req->path, what ? what : "", what ? " " : "", req->arch,
                res.log ? ":\n" : "", res.log ? res.log : "");
-        free_result(&res);
+        rt_free_result(&res);
         return st;
     }
     if (!res.text) {
-        free_result(&res);
+        rt_free_result(&res);
         return rt_err(BLKRT_ERR_COMPILE, "%s: the compiler returned no %s", req->path,
                       strcmp(kind, "meta") == 0 ? "blk-meta" : "PTX");
     }
@@ -72,11 +73,10 @@ blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const 
         rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
         rt_err(BLKRT_OK, "%s", saved);
     }
-    *text = res.text;
+    *text = rt_strndup(res.text, res.len); /* into the runtime's allocator */
     *len = res.len;
-    res.text = NULL;
-    free_result(&res);
-    return BLKRT_OK;
+    rt_free_result(&res);
+    return *text ? BLKRT_OK : rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
 }
 
 static blkrt_status load_gpu(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,

@@ -9,7 +9,9 @@
 # name it in `carry`):
 #   gpu_check           the GPU suite + compile-bench + launch-bench + a PTX emitter,
 #                       and `gpu_check index-diff ARGS`: index_diff (random index
-#                       arithmetic, GPU against the interpreter). It is the
+#                       arithmetic, GPU against the interpreter), and
+#                       `gpu_check kernel-diff ARGS`: kernel_diff (random kernels
+#                       over the other op families, tests/gpu/kernel_diff.c). It is the
 #                       gpu_tools target: one binary, since LLVM static twice
 #                       (~41 MB each) would not fit the 64 MiB tree
 #   libblkrt.so         the runtime for bindings (Python ctypes)

@@ -72,41 +72,7 @@
 #include "blk/blkrt.h"
 #include "blk/blkrt_jit.h"
 #include "../runtime/fake_cuda.h"
-
-/* LLVM's static libraries call arc4random (glibc 2.36); defined here the
- * static bundle needs only glibc 2.34 (see gpu_check.c). In the multi-call
- * binary (INDEX_DIFF_MULTICALL, below) gpu_check.c defines it. */
-#ifndef INDEX_DIFF_MULTICALL
-uint32_t arc4random(void) {
-    uint32_t v = 0;
-    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        v = (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)ts.tv_sec;
-    }
-    return v;
-}
-#endif
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* ------------------------------------------------------------------ random numbers */
-
-static uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
-typedef struct { uint64_t s; } rng;
-static uint64_t rnext(rng *R) { return splitmix(&R->s); }
-static int rnd(rng *R, int n) { return n <= 1 ? 0 : (int)(rnext(R) % (uint64_t)n); }
-static bool chance(rng *R, int percent) { return rnd(R, 100) < percent; }
-#define PICK(R, arr) ((arr)[rnd(R, (int)(sizeof(arr) / sizeof((arr)[0])))])
+#include "diff_common.h"
 
 /* ------------------------------------------------------------------ kernels */
 
@@ -167,29 +133,6 @@ typedef struct {
 static int elems_per_program(const kspec *K) { return K->rank == 1 ? K->b0 : K->b0 * K->b1; }
 
 /* ---- printing ---- */
-
-typedef struct {
-    char *s;
-    size_t len, cap;
-} sbuf;
-static void sb_printf(sbuf *b, const char *fmt, ...) {
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-        va_end(ap);
-        if (n < 0) return;
-        if (b->s && b->len + (size_t)n < b->cap) {
-            b->len += (size_t)n;
-            return;
-        }
-        size_t cap = b->cap ? b->cap * 2 : 256;
-        while (cap < b->len + (size_t)n + 1) cap *= 2;
-        char *s = realloc(b->s, cap);
-        if (!s) return;
-        b->s = s, b->cap = cap;
-    }
-}
 
 static void print_const(sbuf *b, int64_t c) {
     if (c < 0) sb_printf(b, "(%lld)", (long long)c);
@@ -700,8 +643,7 @@ static int64_t d16_value(rng *R) {
 
 /* Kernel `index` of the run with seed `seed`. */
 static void generate(uint64_t seed, int index, kspec *K, kderived *D) {
-    uint64_t s = seed ^ ((uint64_t)index * 0xD1B54A32D192ED03ull);
-    rng R = {splitmix(&s)};
+    rng R = kernel_rng(seed, index);
     for (int attempt = 0;; attempt++) {
         memset(K, 0, sizeof *K);
         K->rank = chance(&R, 30) ? 2 : 1;
@@ -778,19 +720,6 @@ static bool device_lost;
 static char prog_name[256] = "index_diff"; /* how to run this program again (reproduce lines) */
 static fake_api fake; /* --dry-run on the fake driver: its launch record */
 static bool have_fake;
-
-/* The arch blk compiles for on this device: its own, or BLK_GPU_ARCH (as
- * gpu_check.c: sm_80 PTX runs on sm_90 GPUs). */
-static const char *backend_arch(const char *arch) {
-    const char *force = getenv("BLK_GPU_ARCH");
-    if (force && *force) return force;
-    int sm = 0;
-    if (sscanf(arch, "sm_%d", &sm) != 1) return NULL;
-    if (sm == 90) return "sm_90a";
-    if (sm > 90) return "sm_90";
-    if (sm >= 80) return "sm_80";
-    return NULL;
-}
 
 /* What went wrong with a kernel; the shrinker keeps a candidate only if it
  * fails in the same class. */
@@ -1171,6 +1100,7 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
         goto done;
     }
     if (o->facts && !check_facts(c, K, O)) goto done;
+    const char *ptx = NULL;
     if (!o->cpu || o->ptx) {
         /* an eq1 variant for each launch key that holds one (the defaults are d16 + fallback) */
         for (int r = 0; r < K->nruns; r++) {
@@ -1180,27 +1110,17 @@ static void run_kernel(const options *o, const kspec *K, const kderived *D, outc
                 goto done;
             }
         }
-        const char *ptx = blkc_emit(c, "ptx");
+        ptx = blkc_emit(c, "ptx");
         if (!ptx) {
             fail_msg(O, F_COMPILE, "PTX for %s: %s", arch, blkc_diagnostics(c));
             goto done;
         }
         parse_entries(ptx, &E);
         O->vector_accesses = count_substr(ptx, "ld.global.v") + count_substr(ptx, "st.global.v");
-        if (!o->cpu && blkrt_module_load_ptx(dev, ptx, strlen(ptx), &mod)) {
-            fail_msg(O, F_COMPILE, "loading the PTX: %s", blkrt_last_error());
-            goto done;
-        }
     }
-    if (o->cpu) {
-        blkrt_source_options so = {.path = "idx.blk", .kernel = "idx", .cache_dir = ""};
-        if (blkrt_module_load_source(dev, src, strlen(src), &so, &mod)) {
-            fail_msg(O, F_COMPILE, "loading on the CPU device: %s", blkrt_last_error());
-            goto done;
-        }
-    }
-    if (blkrt_module_kernel(mod, "idx", &k)) {
-        fail_msg(O, F_COMPILE, "%s", blkrt_last_error());
+    char err[1024];
+    if (!diff_load_kernel(dev, o->cpu ? NULL : ptx, src, "idx", &mod, &k, err, sizeof err)) {
+        fail_msg(O, F_COMPILE, "%s", err);
         goto done;
     }
     for (int r = 0; r < K->nruns && O->cls == F_NONE && !device_lost; r++) {
@@ -1396,14 +1316,21 @@ static void usage(void) {
  * that travels to the GPU machine). tests/gpu/CMakeLists.txt builds it as
  * gpu_tools from gpu_check.c (its main renamed gpu_check_main) and this file
  * with INDEX_DIFF_MULTICALL: `gpu_check index-diff ARGS` runs index_diff,
- * anything else is gpu_check unchanged. */
+ * `gpu_check kernel-diff ARGS` kernel_diff (kernel_diff.c, built in with
+ * the same definition), anything else is gpu_check unchanged. */
 #ifdef INDEX_DIFF_MULTICALL
 int gpu_check_main(int argc, char **argv);
+int kernel_diff_main(int argc, char **argv, const char *prog); /* kernel_diff.c */
 static int index_diff_main(int argc, char **argv);
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "index-diff")) {
         snprintf(prog_name, sizeof prog_name, "%s index-diff", argv[0]);
         return index_diff_main(argc - 1, argv + 1);
+    }
+    if (argc > 1 && !strcmp(argv[1], "kernel-diff")) {
+        char prog[300];
+        snprintf(prog, sizeof prog, "%s kernel-diff", argv[0]);
+        return kernel_diff_main(argc - 1, argv + 1, prog);
     }
     return gpu_check_main(argc, argv);
 }

@@ -7,13 +7,17 @@
 #
 # Steps (each under `timeout`, the whole within BLK_GPU_BUDGET seconds,
 # default 400; a step that no longer fits is skipped and says so;
-# BLK_GPU_STEPS picks steps, default "check indexdiff bench memcheck racecheck traps"):
+# BLK_GPU_STEPS picks steps, default "check indexdiff kerneldiff bench memcheck racecheck traps"):
 #   env        nvidia-smi -L, driver, libdevice, compute-sanitizer, the bundle's MANIFEST
 #   check      gpu_check, every kernel/config/size (a hung kernel is named by
 #              the watchdog, then the check runs again without it)
 #   indexdiff  index_diff: random index arithmetic (axisinfo + vectorize), the
 #              GPU against the interpreter; BLK_INDEX_DIFF_ARGS (default
 #              "--count 3000"), at most BLK_INDEX_DIFF_SECONDS (default 90)
+#   kerneldiff kernel_diff: random kernels (masks, broadcasting, reductions, scans,
+#              casts, where, if/for, atomics, dot, math), the GPU against the
+#              interpreter; BLK_KERNEL_DIFF_ARGS (default "--count 3000"), at
+#              most BLK_KERNEL_DIFF_SECONDS (default 90)
 #   bench      gpu_check compile-bench and launch-bench (host-side rows of BENCH.md)
 #   memcheck   compute-sanitizer --tool memcheck on gpu_check --quick
 #   racecheck  compute-sanitizer --tool racecheck on gpu_check --quick, for the
@@ -23,11 +27,11 @@
 #              hung kernel (a 2 s deadline names it), each in its own process,
 #              then gpu_check on vector_add in a fresh process (the GPU is fine)
 # Logs go to $OUT (or /tmp/blk-gpu-out), six files (a device call returns at
-# most 8): gpu_check.txt index_diff.txt gpu_bench_host.txt gpu_sanitizer.txt
+# most 8): gpu_check.txt index_diff.txt kernel_diff.txt gpu_bench_host.txt gpu_sanitizer.txt
 # gpu_traps.txt gpu_summary.txt.
 # stdout gets the environment, failures, tables and the summary only (the
 # device call returns the tail). Exit status: the check's (1 if a kernel hung),
-# else 1 if index_diff or the traps failed.
+# else 1 if index_diff, kernel_diff or the traps failed.
 # BLK_GPU_CHECK_ARGS adds arguments to the gpu_check runs (e.g. --dry-run with
 # the fake driver, --kernel NAME).
 set -u
@@ -35,7 +39,7 @@ B=${1:-build-carry}
 OUT=${OUT:-/tmp/blk-gpu-out}
 BUDGET=${BLK_GPU_BUDGET:-400}
 STDLIB=${BLK_STDLIB_DIR:-stdlib}
-STEPS=" ${BLK_GPU_STEPS:-check indexdiff bench memcheck racecheck traps} "
+STEPS=" ${BLK_GPU_STEPS:-check indexdiff kerneldiff bench memcheck racecheck traps} "
 mkdir -p "$OUT"
 T0=$(date +%s)
 export BLKRT_CACHE_DIR=   # no blk disk cache: every module is compiled here
@@ -43,6 +47,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 GC="$B/gpu_check"   # also index_diff: "$GC" index-diff ARGS (bundle.sh)
 LOG="$OUT/gpu_check.txt"
 ILOG="$OUT/index_diff.txt"
+KLOG="$OUT/kernel_diff.txt"
 BLOG="$OUT/gpu_bench_host.txt"
 SAN="$OUT/gpu_sanitizer.txt"
 TLOG="$OUT/gpu_traps.txt"
@@ -135,6 +140,21 @@ if want indexdiff; then
   fi
 fi
 
+# ---- random kernels (kernel_diff.c), the same way ----
+KDIFF_RC=skipped
+if want kerneldiff; then
+  if "$GC" kernel-diff --help 2>&1 | grep -q 'usage: kernel_diff'; then   # an older bundle has no kernel-diff
+    ksec=${BLK_KERNEL_DIFF_SECONDS:-90}
+    read -r -a KARGS <<< "${BLK_KERNEL_DIFF_ARGS:---count 3000}"
+    run_step kerneldiff $((ksec + 30)) "$KLOG" "$GC" kernel-diff --device 0 --max-seconds "$ksec" "${KARGS[@]}"
+    KDIFF_RC=$RC
+    SUMMARY+=("kerneldiff: rc=$RC ${DUR}s: $(grep -E '^[0-9]+ kernels: ' "$KLOG" | tail -1)")
+  else
+    KDIFF_RC=1
+    SUMMARY+=("kerneldiff: $GC has no kernel-diff (an older bundle: rebuild it with bundle.sh)")
+  fi
+fi
+
 # ---- host-side benchmarks ----
 if want bench; then
   run_step compile-bench 60 "$BLOG" "$GC" compile-bench --stdlib "$STDLIB" --runs 20
@@ -209,6 +229,12 @@ fi
     grep -E '^seed |^FAIL|^reproduce:|TIMED OUT' "$ILOG" | head -12 | cut -c1-240
     awk '/^MINIMAL/{p=1; n++} p && n<=3 {print} /^reproduce:/{p=0}' "$ILOG" | head -60
   fi
+  if want kerneldiff && [ -s "$KLOG" ]; then
+    echo
+    echo "==== kernel_diff: failures (first 2 minimal reproducers; full log kernel_diff.txt) ===="
+    grep -E '^kernel_diff:|^FAIL|^reproduce:|TIMED OUT' "$KLOG" | head -12 | cut -c1-240
+    awk '/^MINIMAL/{p=1; n++} p && n<=2 {print} /^reproduce:/{p=0}' "$KLOG" | head -60
+  fi
   if want bench; then
     echo
     echo "==== host-side benchmarks ===="
@@ -231,13 +257,16 @@ fi
 } > "$OUT/gpu_summary.tail"
 cat "$OUT/gpu_summary.tail" | tee -a "$SUMF"
 rm -f "$OUT/gpu_summary.tail"
-# Exit status: the check's, else index_diff's (either failing fails the run).
+# Exit status: the check's, else index_diff's or kernel_diff's (any failing fails the run).
 if want check; then
   case "$CHECK_RC" in ''|*[!0-9]*) exit 1 ;; esac
   [ "$CHECK_RC" != 0 ] && exit "$CHECK_RC"
 fi
 if want indexdiff; then
   case "$INDEX_RC" in 0|skipped) ;; *) exit 1 ;; esac
+fi
+if want kerneldiff; then
+  case "$KDIFF_RC" in 0|skipped) ;; *) exit 1 ;; esac
 fi
 case "$TRAPS_RC" in 0|skipped) ;; *) exit 1 ;; esac
 exit 0

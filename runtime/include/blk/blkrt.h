@@ -64,6 +64,20 @@ const char *blkrt_status_name(blkrt_status s);  /* "BLKRT_ERR_JIT", ... */
 const char *blkrt_last_error(void);             /* this thread's message of the last failure ("" if none) */
 const char *blkrt_version(void);
 
+/* The host allocator (like Lua's lua_Alloc): every host block the runtime
+ * allocates for itself (handles, tables, copies of PTX and sources, launch
+ * records, the CPU device's "device" memory) comes from alloc(bytes, user)
+ * and goes back through release(block, user). alloc returns NULL on failure
+ * (the call then fails with BLKRT_ERR_OUT_OF_MEMORY) and need not align
+ * beyond what malloc would. Both NULL: libc's malloc and free (the default).
+ * Set it before any other call, from one thread: while the runtime holds
+ * blocks of the current allocator it is BLKRT_ERR_INVALID_VALUE. Not covered:
+ * the CUDA driver's own memory and what libblkc (the JIT) allocates; memory
+ * the runtime hands to the caller to free() (blkrt_profile_table) and a
+ * compiler hook's results stay libc's. */
+blkrt_status blkrt_set_allocator(void *(*alloc)(size_t bytes, void *user), void (*release)(void *block, void *user),
+                                 void *user);
+
 typedef struct blkrt_device blkrt_device;
 typedef struct blkrt_module blkrt_module;
 typedef struct blkrt_kernel blkrt_kernel;   /* owned by its module */
