@@ -95,10 +95,12 @@ static LLVMValueRef wg_row(cg_ctx *C, int Wm, LLVMValueRef r) {
     LLVMValueRef w = LLVMBuildURem(b, LLVMBuildLShr(b, r, cg_const_i32(C, 3), ""), cg_const_i32(C, Wm), "");
     LLVMValueRef k0 = LLVMBuildUDiv(b, r, cg_const_i32(C, 8 * Wm), "");
     LLVMValueRef h = LLVMBuildAnd(b, k0, cg_const_i32(C, 1), ""), i = LLVMBuildLShr(b, k0, cg_const_i32(C, 1), "");
-    LLVMValueRef blk = LLVMBuildAdd(b, LLVMBuildMul(b, i, cg_const_i32(C, Wm / 4), ""),
-                                    LLVMBuildLShr(b, w, cg_const_i32(C, 2), ""), "");
-    LLVMValueRef in = LLVMBuildAdd(b, LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_const_i32(C, 3), ""), cg_const_i32(C, 4), ""),
-                                   LLVMBuildAdd(b, LLVMBuildShl(b, h, cg_const_i32(C, 3), ""), g, ""), "");
+    /* one instruction per statement: C leaves the order of arguments open,
+     * and the PTX must not depend on the compiler that built blkc (F8) */
+    LLVMValueRef im = LLVMBuildMul(b, i, cg_const_i32(C, Wm / 4), "");
+    LLVMValueRef blk = LLVMBuildAdd(b, im, LLVMBuildLShr(b, w, cg_const_i32(C, 2), ""), "");
+    LLVMValueRef wl = LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_const_i32(C, 3), ""), cg_const_i32(C, 4), "");
+    LLVMValueRef in = LLVMBuildAdd(b, wl, LLVMBuildAdd(b, LLVMBuildShl(b, h, cg_const_i32(C, 3), ""), g, ""), "");
     return LLVMBuildAdd(b, LLVMBuildShl(b, blk, cg_const_i32(C, 6), ""), in, "");
 }
 
@@ -107,8 +109,8 @@ static LLVMValueRef tile_chunk(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LL
     LLVMBuilderRef b = C->b;
     if (t->wg) {
         LLVMValueRef panel = LLVMBuildLShr(b, chunk, cg_const_i32(C, 3), "");
-        LLVMValueRef c = LLVMBuildXor(b, LLVMBuildAnd(b, chunk, cg_const_i32(C, 7), ""),
-                                      LLVMBuildAnd(b, row, cg_const_i32(C, 7), ""), "");
+        LLVMValueRef c7 = LLVMBuildAnd(b, chunk, cg_const_i32(C, 7), "");
+        LLVMValueRef c = LLVMBuildXor(b, c7, LLVMBuildAnd(b, row, cg_const_i32(C, 7), ""), "");
         LLVMValueRef off = LLVMBuildMul(b, panel, cg_const_i32(C, t->rows * 128), "");
         off = LLVMBuildAdd(b, off, LLVMBuildMul(b, row, cg_const_i32(C, 128), ""), "");
         return LLVMBuildAdd(b, off, LLVMBuildShl(b, c, cg_const_i32(C, 4), ""), "");
@@ -182,7 +184,8 @@ static void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type 
     if (w < 1) w = 1;
     LLVMTypeRef et = LLVMIntTypeInContext(C->llc, (unsigned)(8 * t->e));
     for (int r = 0; r < li.nregs && r < x.n; r += w) {
-        LLVMValueRef off = tile_elem(C, t, cg_reg_coord(C, &li, r, rv), cg_reg_coord(C, &li, r, cv));
+        LLVMValueRef row = cg_reg_coord(C, &li, r, rv);
+        LLVMValueRef off = tile_elem(C, t, row, cg_reg_coord(C, &li, r, cv));
         LLVMValueRef v;
         if (w == 1) v = stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r]);
         else {
@@ -492,7 +495,8 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
     snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.%s.shared.global [$0], [$1], %d, $2; }",
              bytes == 16 ? "cg" : "ca", bytes);
     for (int i = 0; i < li.nregs; i += vec) {
-        LLVMValueRef off = tile_elem(C, &t, cg_reg_coord(C, &li, i, 1 - cv), cg_reg_coord(C, &li, i, cv));
+        LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - cv);
+        LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, cv));
         LLVMValueRef on = go;
         if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
         LLVMValueRef size = LLVMBuildSelect(b, on, cg_const_i32(C, bytes), cg_const_i32(C, 0), "");
