@@ -32,8 +32,8 @@
  * number and a name. Comments may hold any bytes. A UTF-8 byte order mark
  * at the start of the file is skipped.
  */
-#include "front.h"
-#include "parse.h"
+#include "front/front.h"
+#include "front/parse.h"
 
 #include <math.h>
 #include <stdlib.h>

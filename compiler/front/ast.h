@@ -11,6 +11,11 @@
 
 #include "diag.h"
 
+/* Bracket nesting the parser accepts (parens, blocks): deeper input is an
+ * error, never a stack overflow. A tree is therefore at most a few times this
+ * deep, which the walks over it (sema included) rely on. */
+enum { COMPILE_MAX_NESTING = 256 };
+
 typedef struct ast_node ast_node;
 typedef VEC(ast_node *) ast_list;
 

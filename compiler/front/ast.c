@@ -1,6 +1,6 @@
 /* ast.c — syntax tree builders and the --emit=ast printer. */
 #include "ast.h"
-#include "parse.h"
+#include "front/parse.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -54,8 +54,7 @@
 %left STAR SLASH PERCENT.
 
 %include {
-#include "compile.h"
-#include "front.h"
+#include "front/front.h"
 
 #include <stdlib.h>
 #include <string.h>
