@@ -103,6 +103,10 @@ ast_node *ast_binary(blk_arena *a, blk_loc op_loc, int op, ast_node *l, ast_node
 void ast_push(blk_arena *a, ast_list *l, ast_node *n);
 
 const char *ast_kind_name(ast_kind k);
+/* The text of the operator token in a node's op (TK_PLUS -> "+"), for the
+ * printer and messages; "?" for a token without a fixed text. Defined in
+ * lex.re beside the one token table (LEX_TOKENS). */
+const char *ast_op_text(int op);
 /* Print the tree (for --emit=ast) as an indented S-expression-like dump. */
 struct blk_diag;
 void ast_print(blk_strbuf *out, const ast_node *n, int indent);
