@@ -17,7 +17,7 @@
 #      3  passes interp
 #      2  ir
 #      1  front target runtime (libblkrt: the public headers only)
-#      0  base (util diag)  api (compiler/include, runtime/include)
+#      0  base (util diag, ir/fpencode.h)  api (compiler/include, runtime/include)
 #
 #    A new folder, or a root file not named here, fails until it is placed.
 # 2. No C source (.c .h .re .y .def) under compiler/ or runtime/ is over
@@ -33,6 +33,7 @@ fail=0
 part_of() { # PATH -> part
   case $1 in
     compiler/util.[ch]|compiler/diag.[ch]) echo base ;;
+    compiler/ir/fpencode.h) echo base ;; # libc only; runtime/convert.c shares the encoder
     compiler/include/*|runtime/include/*) echo api ;;
     compiler/compile.h) echo context ;;
     compiler/compile.c|compiler/autotune.c|compiler/variant.c|compiler/stdlib_dir.c|compiler/driver/*) echo driver ;;
