@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "compile.h"
-#include "parse.h" /* TK_MINUS */
+#include "front/parse.h" /* TK_MINUS */
 
 /* The literal of a config value into buf; false if it is not one. */
 static bool literal(const ast_node *e, char *buf, size_t n) {

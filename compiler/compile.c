@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front.h"
+#include "front/front.h"
 #include "interp/interp.h"
 #include "passes/passes.h"
 #include "sema/sema.h"

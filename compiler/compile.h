@@ -1,7 +1,7 @@
 /* compile.h — the compilation context behind blkc_ctx, and the internal
  * entry points of each stage. The stages, in order:
  *
- *   front.h   parse_file         source text -> AST_MODULE   (lex.re, parse.y, ast.c)
+ *   front/    parse_file         source text -> AST_MODULE   (lex.re, parse.y, ast.c)
  *   sema/     sema_build         AST -> Block IR, every check  (compiler/sema/)
  *   passes.h  passes_run         the pass pipeline             (passes/)
  *   interp.h  interp_run         run Block IR on the CPU       (interp/)
@@ -11,7 +11,7 @@
 #ifndef BLK_COMPILE_H
 #define BLK_COMPILE_H
 
-#include "ast.h"
+#include "front/ast.h"
 #include "blk/blkc.h"
 #include "diag.h"
 #include "codegen/codegen.h"
@@ -45,10 +45,10 @@ typedef struct {
                            it names, -1 if it did not load (reported) */
 } compile_unit;
 
-/* Limits that keep hostile input from exhausting the machine. */
+/* Limits that keep hostile input from exhausting the machine (and
+ * COMPILE_MAX_NESTING, the parser's, in front/ast.h). */
 enum {
     COMPILE_MAX_FILE_BYTES = 16 << 20,
-    COMPILE_MAX_NESTING = 256,     /* parser nesting depth (parens, blocks) */
     COMPILE_MAX_INLINE_DEPTH = 64, /* fn call chain depth during specialisation */
     COMPILE_MAX_UNROLL = 4096,     /* static_range trip count */
     COMPILE_MAX_IMPORTS = 256,

@@ -28,17 +28,6 @@
 
 #include "interp_impl.h"
 
-static ir_op reduce_op(int kind) {
-    switch (kind) {
-    case IR_RED_SUM: return IR_ADD;
-    case IR_RED_PROD: return IR_MUL;
-    case IR_RED_MAX: return IR_MAXIMUM;
-    case IR_RED_MIN: return IR_MINIMUM;
-    case IR_RED_XOR_SUM: return IR_XOR;
-    default: return IR_OP_COUNT;
-    }
-}
-
 static bool bad_axis(interp *I, ir_inst *in, ir_type t) {
     if (in->axis >= 0 && in->axis < t.rank) return false;
     interp_error(I, in, "%s axis %d out of range for a rank-%d block", ir_op_table[in->op].name, in->axis, t.rank);
@@ -48,7 +37,7 @@ static bool bad_axis(interp *I, ir_inst *in, ir_type t) {
 static interp_sig exec_reduce(interp *I, ir_inst *in) {
     ir_value *x = in->operands[0], *r = in->results[0];
     if (bad_axis(I, in, x->type)) return SIG_ERROR;
-    ir_op op = reduce_op(in->kind);
+    ir_op op = ir_reduce_combine(in->kind);
     if (op == IR_OP_COUNT) {
         interp_error(I, in, "reduce kind %d is not a plain reduction", in->kind);
         return SIG_ERROR;
@@ -138,12 +127,11 @@ static interp_sig exec_scan(interp *I, ir_inst *in) {
     if (bad_axis(I, in, x->type) || (with_region && !region_ok(I, in))) return SIG_ERROR;
     ir_op op = IR_OP_COUNT;
     if (!with_region) {
-        if (in->kind == IR_RED_SUM) op = IR_ADD;
-        else if (in->kind == IR_RED_PROD) op = IR_MUL;
-        else {
+        if (in->kind != IR_RED_SUM && in->kind != IR_RED_PROD) {
             interp_error(I, in, "scan kind %d is not sum or prod", in->kind);
             return SIG_ERROR;
         }
+        op = ir_reduce_combine(in->kind);
     }
     blk_dtype from = interp_dtype(x), to = interp_dtype(r);
     bool reverse = (in->flags & IRF_REVERSE) != 0;

@@ -43,6 +43,7 @@ enum {
     OPF_READ = 1 << 4,
     OPF_TERM = 1 << 5,
     OPF_REGN = 1 << 6,
+    OPF_CHEAP = 1 << 7, /* about one ALU instruction per element (ops.def) */
 };
 
 typedef struct {
@@ -58,6 +59,19 @@ static inline bool ir_op_has(ir_op op, unsigned flag) { return (ir_op_table[op].
 /* attribute enums */
 typedef enum { IR_CMP_EQ, IR_CMP_NE, IR_CMP_LT, IR_CMP_LE, IR_CMP_GT, IR_CMP_GE } ir_cmp;
 typedef enum { IR_RED_SUM, IR_RED_MAX, IR_RED_MIN, IR_RED_PROD, IR_RED_XOR_SUM, IR_RED_ARGMAX, IR_RED_ARGMIN } ir_reduce;
+/* The elementwise op a reduce or scan kind combines with, the one table the
+ * interpreter and codegen share; IR_OP_COUNT for argmax/argmin (they carry
+ * an index and compare instead). */
+static inline ir_op ir_reduce_combine(int kind) {
+    switch (kind) {
+    case IR_RED_SUM: return IR_ADD;
+    case IR_RED_PROD: return IR_MUL;
+    case IR_RED_MAX: return IR_MAXIMUM;
+    case IR_RED_MIN: return IR_MINIMUM;
+    case IR_RED_XOR_SUM: return IR_XOR;
+    default: return IR_OP_COUNT;
+    }
+}
 typedef enum { IR_ATOM_ADD, IR_ATOM_MAX, IR_ATOM_MIN, IR_ATOM_AND, IR_ATOM_OR, IR_ATOM_XOR, IR_ATOM_XCHG } ir_atomic;
 typedef enum { IR_CACHE_DEFAULT, IR_CACHE_CA, IR_CACHE_CG, IR_CACHE_CS } ir_cache;
 typedef enum { IR_EVICT_DEFAULT, IR_EVICT_NORMAL, IR_EVICT_FIRST, IR_EVICT_LAST } ir_evict;

@@ -2,34 +2,21 @@
  *
  * Needs: the layout assignment of the function (lt; its numbering).
  * Guarantees: cost[v] > 0 only for block values whose definition chain is
- * made of the cheap, pure, memory-free ops below, with every block operand
- * itself rematerialisable, at most FUSE_MAX_COST ops in all. One forward
+ * made of cheap ops (OPF_CHEAP in ir/ops.def: pure, memory-free, about one
+ * ALU instruction per element), with every block operand itself
+ * rematerialisable, at most FUSE_MAX_COST ops in all. One forward
  * walk in program order: operands are decided before their users.
  */
 #include "fuse.h"
 
 #include "passes.h"
 
-/* Ops recomputed per element for (about) the cost of one ALU instruction. */
-static bool cheap_op(const ir_inst *in) {
-    switch (in->op) {
-    case IR_CONST: case IR_ARANGE: case IR_SPLAT: case IR_BROADCAST: case IR_EXPAND_DIMS: case IR_PERMUTE:
-    case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
-    case IR_NEG: case IR_NOT: case IR_BITNOT: case IR_ABS: case IR_ADD: case IR_SUB: case IR_MUL:
-    case IR_AND: case IR_OR: case IR_XOR: case IR_SHL: case IR_SHR: case IR_MINIMUM: case IR_MAXIMUM:
-    case IR_CMP: case IR_PTRADD: case IR_SELECT: case IR_CAST:
-        return true;
-    default:
-        return false;
-    }
-}
-
 static bool in_range(const fuse_table *t, const ir_value *v) { return v && v->id >= 0 && v->id < t->num_values; }
 
 static void visit_region(fuse_table *t, ir_region *r) {
     for (ir_inst *in = r->first; in; in = in->next) {
         for (int k = 0; k < in->num_regions; k++) visit_region(t, in->regions[k]);
-        if (in->num_results != 1 || !cheap_op(in)) continue;
+        if (in->num_results != 1 || !ir_op_has(in->op, OPF_CHEAP)) continue;
         ir_value *res = in->results[0];
         if (!res->type.rank || !in_range(t, res)) continue;
         int cost = 1;

@@ -50,7 +50,7 @@ static ir_op arith_op(int op) {
 
 static sema_val overflow(sema *S, blk_loc loc, sema_val a, sema_val b, int op, const char *type) {
     diag_error(S->d, loc, "integer overflow in constant expression: %s %s %s does not fit in %s", sema_const_str(S, a),
-               sema_op_str(op), sema_const_str(S, b), type);
+               ast_op_text(op), sema_const_str(S, b), type);
     return sema_error();
 }
 
@@ -155,7 +155,7 @@ static sema_val fold_binary(sema *S, int op, sema_val a, sema_val b, blk_dtype t
 /* ---- binary operators ---- */
 
 static sema_val invalid_operands(sema *S, int op, sema_val a, sema_val b, blk_loc loc) {
-    diag_error(S->d, loc, "invalid operands to '%s': %s and %s", sema_op_str(op), sema_type_str(S, a),
+    diag_error(S->d, loc, "invalid operands to '%s': %s and %s", ast_op_text(op), sema_type_str(S, a),
                sema_type_str(S, b));
     return sema_error();
 }
@@ -250,7 +250,7 @@ sema_val sema_binary(sema *S, int op, sema_val a, sema_val b, blk_loc op_loc, as
         break;
     case TK_ANDAND: case TK_OROR:
         if (a.type.dtype != DT_BOOL || b.type.dtype != DT_BOOL) {
-            diag_error(S->d, op_loc, "operator '%s' needs bool operands, got %s and %s", sema_op_str(op),
+            diag_error(S->d, op_loc, "operator '%s' needs bool operands, got %s and %s", ast_op_text(op),
                        sema_type_str(S, a), sema_type_str(S, b));
             return sema_error();
         }
@@ -294,7 +294,7 @@ NOINLINE static sema_val unary(sema *S, ast_node *e) {
     else if (op == TK_TILDE) ok = ok && (t == DT_BOOL || dtype_is_int(t));
     else ok = false;
     if (!ok) {
-        diag_error(S->d, loc, "invalid operand to unary '%s': %s", sema_op_str(op), sema_type_str(S, x));
+        diag_error(S->d, loc, "invalid operand to unary '%s': %s", ast_op_text(op), sema_type_str(S, x));
         return sema_error();
     }
     if (x.kind == SV_CONST) {

@@ -35,7 +35,7 @@
 #define BLK_SEMA_SCOPE_H
 
 #include "ir/eval.h"
-#include "parse.h"
+#include "front/parse.h"
 #include "sema/sema.h"
 
 __extension__ typedef __int128 sema_i128;

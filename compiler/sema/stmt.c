@@ -435,6 +435,20 @@ static blk_dtype range_dtype(sema *S, sema_val r[3]) {
     return DT_I32;
 }
 
+/* A loop's body region, entered with the carried values bound: the body
+ * (yielding the carried values where it falls off its end) with the loop
+ * open for break/continue, then the scope back to mark, the region back to
+ * old, and the loop's results bound to the carried names. */
+static void loop_body(sema *S, ast_node *body, carry_set *cs, int mark, ir_region *old, ir_value **results) {
+    sema_loop L;
+    push_loop(S, &L, cs, false);
+    if (!sema_block(S, body)) yield_carried(S, cs, IR_YIELD, body->loc);
+    S->fn->loop = L.outer;
+    sema_scope_pop(S, mark);
+    enter_region(S, old);
+    carry_end(cs, results);
+}
+
 /* for NAME in range(...) [@num_stages(N)] { ... } */
 static bool for_stmt(sema *S, ast_node *n) {
     ast_node *it = n->lhs;
@@ -507,14 +521,7 @@ static bool for_stmt(sema *S, ast_node *n) {
     ir_region *old = enter_region(S, body);
     int mark = sema_scope_mark(S);
     sema_bind(S, n->name, BIND_LOOP, sema_value(iv), sema_name_loc(n));
-    sema_loop L;
-    push_loop(S, &L, &cs, false);
-    bool t = sema_block(S, n->body);
-    if (!t) yield_carried(S, &cs, IR_YIELD, n->body->loc);
-    S->fn->loop = L.outer;
-    sema_scope_pop(S, mark);
-    enter_region(S, old);
-    carry_end(&cs, inst->results);
+    loop_body(S, n->body, &cs, mark, old, inst->results);
     return false;
 }
 
@@ -553,15 +560,7 @@ static bool while_stmt(sema *S, ast_node *n) {
     /* body region */
     enter_region(S, regions[1]);
     for (int k = 0; k < cs.n; k++) cs.vars[k]->val = sema_value(args[1][k]);
-    mark = sema_scope_mark(S);
-    sema_loop L;
-    push_loop(S, &L, &cs, false);
-    bool t = sema_block(S, n->body);
-    if (!t) yield_carried(S, &cs, IR_YIELD, n->body->loc);
-    S->fn->loop = L.outer;
-    sema_scope_pop(S, mark);
-    enter_region(S, old);
-    carry_end(&cs, inst->results);
+    loop_body(S, n->body, &cs, sema_scope_mark(S), old, inst->results);
     return false;
 }
 

@@ -126,32 +126,6 @@ const char *sema_type_str(sema *S, sema_val v) {
     return sema_kind_name(v);
 }
 
-const char *sema_op_str(int op) {
-    switch (op) {
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_PERCENT: return "%";
-    case TK_AMP: return "&";
-    case TK_PIPE: return "|";
-    case TK_CARET: return "^";
-    case TK_SHL: return "<<";
-    case TK_SHR: return ">>";
-    case TK_EQ: return "==";
-    case TK_NE: return "!=";
-    case TK_LT: return "<";
-    case TK_LE: return "<=";
-    case TK_GT: return ">";
-    case TK_GE: return ">=";
-    case TK_ANDAND: return "&&";
-    case TK_OROR: return "||";
-    case TK_BANG: return "!";
-    case TK_TILDE: return "~";
-    default: return "?";
-    }
-}
-
 /* Text of a constant for messages. */
 const char *sema_const_str(sema *S, sema_val v) {
     if (v.type.dtype == DT_BOOL) return v.i ? "true" : "false";

@@ -39,7 +39,6 @@ const char *sema_kind_name(sema_val v);
 /* Type text for messages ("f32[128]", "*const bf16", "tuple", ...). */
 const char *sema_type_str(sema *S, sema_val v);
 const char *sema_ir_type_str(sema *S, ir_type t);
-const char *sema_op_str(int op);
 /* Text of a constant ("42", "0.5", "true"). */
 const char *sema_const_str(sema *S, sema_val v);
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "parse.h"
+#include "front/parse.h"
 #include "sema/types.h"
 
 #include "../test_util.h"

@@ -4,8 +4,8 @@
  * here from the node fields (not through ast_print), so each assertion
  * states the shape sema will see: "(+ a (* b c))".
  */
-#include "front.h"
-#include "parse.h"
+#include "front/front.h"
+#include "front/parse.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * unbounded recursion. Run it under the sanitizer build too
  * (cmake -DBLK_SANITIZE=ON) so leaks and undefined behaviour fail it.
  */
-#include "front.h"
+#include "front/front.h"
 
 #include <stdio.h>
 #include <stdlib.h>

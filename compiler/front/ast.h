@@ -11,6 +11,11 @@
 
 #include "diag.h"
 
+/* Bracket nesting the parser accepts (parens, blocks): deeper input is an
+ * error, never a stack overflow. A tree is therefore at most a few times this
+ * deep, which the walks over it (sema included) rely on. */
+enum { COMPILE_MAX_NESTING = 256 };
+
 typedef struct ast_node ast_node;
 typedef VEC(ast_node *) ast_list;
 
@@ -98,6 +103,10 @@ ast_node *ast_binary(blk_arena *a, blk_loc op_loc, int op, ast_node *l, ast_node
 void ast_push(blk_arena *a, ast_list *l, ast_node *n);
 
 const char *ast_kind_name(ast_kind k);
+/* The text of the operator token in a node's op (TK_PLUS -> "+"), for the
+ * printer and messages; "?" for a token without a fixed text. Defined in
+ * lex.re beside the one token table (LEX_TOKENS). */
+const char *ast_op_text(int op);
 /* Print the tree (for --emit=ast) as an indented S-expression-like dump. */
 struct blk_diag;
 void ast_print(blk_strbuf *out, const ast_node *n, int indent);

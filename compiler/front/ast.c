@@ -1,6 +1,6 @@
 /* ast.c — syntax tree builders and the --emit=ast printer. */
 #include "ast.h"
-#include "parse.h"
+#include "front/parse.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -97,32 +97,6 @@ const char *ast_kind_name(ast_kind k) {
  * Types are printed inline ("f32", "(ptr const f32)", "(type_block f32 (int
  * 128) (name BN))"), as is everything inside a type. */
 
-static const char *op_text(int op) {
-    switch (op) {
-    case TK_OROR: return "||";
-    case TK_ANDAND: return "&&";
-    case TK_PIPE: return "|";
-    case TK_CARET: return "^";
-    case TK_AMP: return "&";
-    case TK_EQ: return "==";
-    case TK_NE: return "!=";
-    case TK_LT: return "<";
-    case TK_LE: return "<=";
-    case TK_GT: return ">";
-    case TK_GE: return ">=";
-    case TK_SHL: return "<<";
-    case TK_SHR: return ">>";
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_PERCENT: return "%";
-    case TK_BANG: return "!";
-    case TK_TILDE: return "~";
-    }
-    return "?";
-}
-
 /* Shortest %g form that reads back as the same double (deterministic). */
 static void put_double(blk_strbuf *out, double v) {
     if (isnan(v)) { sb_puts(out, "nan"); return; }
@@ -213,7 +187,7 @@ static void print_node(blk_strbuf *out, const ast_node *n, int indent, bool flat
     case AST_NAME: sb_printf(out, " %s", n->name ? n->name : "?"); break;
     case AST_UNARY:
     case AST_BINARY:
-        sb_printf(out, " %s", op_text(n->op));
+        sb_printf(out, " %s", ast_op_text(n->op));
         child(out, n->lhs, indent, flat);
         if (n->kind == AST_BINARY) child(out, n->rhs, indent, flat);
         break;
@@ -250,7 +224,7 @@ static void print_node(blk_strbuf *out, const ast_node *n, int indent, bool flat
         child(out, n->rhs, indent, flat);
         break;
     case AST_ASSIGN:
-        if (n->op) sb_printf(out, " %s=", op_text(n->op));
+        if (n->op) sb_printf(out, " %s=", ast_op_text(n->op));
         child(out, n->lhs, indent, flat);
         child(out, n->rhs, indent, flat);
         break;

@@ -32,39 +32,39 @@
  * number and a name. Comments may hold any bytes. A UTF-8 byte order mark
  * at the start of the file is skipped.
  */
-#include "front.h"
-#include "parse.h"
+#include "front/front.h"
+#include "front/parse.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Every token: TK_ name (also the --emit=tokens kind) and how messages spell it. */
-#define LEX_TOKENS(X)                                                              \
-    X(IDENT, "identifier") X(INT, "integer literal") X(FLOAT, "float literal")     \
-    X(STRING, "string literal")                                                    \
-    X(KERNEL, "'kernel'") X(FN, "'fn'") X(CONST, "'const'") X(LET, "'let'")        \
-    X(VAR, "'var'") X(IF, "'if'") X(ELSE, "'else'") X(FOR, "'for'") X(IN, "'in'")  \
-    X(WHILE, "'while'") X(BREAK, "'break'") X(CONTINUE, "'continue'")              \
-    X(RETURN, "'return'") X(IMPORT, "'import'") X(AS, "'as'") X(TRUE, "'true'")    \
-    X(FALSE, "'false'") X(NONE, "'None'")                                          \
-    X(LPAREN, "'('") X(RPAREN, "')'") X(LBRACKET, "'['") X(RBRACKET, "']'")        \
-    X(LBRACE, "'{'") X(RBRACE, "'}'") X(COMMA, "','") X(SEMI, "';'")               \
-    X(COLON, "':'") X(DOT, "'.'") X(ARROW, "'->'") X(AT, "'@'") X(ASSIGN, "'='")   \
-    X(OROR, "'||'") X(ANDAND, "'&&'") X(PIPE, "'|'") X(CARET, "'^'") X(AMP, "'&'") \
-    X(EQ, "'=='") X(NE, "'!='") X(LT, "'<'") X(LE, "'<='") X(GT, "'>'")            \
-    X(GE, "'>='") X(SHL, "'<<'") X(SHR, "'>>'") X(PLUS, "'+'") X(MINUS, "'-'")     \
-    X(STAR, "'*'") X(SLASH, "'/'") X(PERCENT, "'%'") X(BANG, "'!'")                \
-    X(TILDE, "'~'") X(PLUSEQ, "'+='") X(MINUSEQ, "'-='") X(STAREQ, "'*='")         \
-    X(SLASHEQ, "'/='") X(PERCENTEQ, "'%='") X(AMPEQ, "'&='") X(PIPEEQ, "'|='")     \
-    X(CARETEQ, "'^='") X(SHLEQ, "'<<='") X(SHREQ, "'>>='")                         \
-    X(ILLEGAL, "invalid token") X(RECOVER, "recovery marker")
+/* Every token: TK_ name (also the --emit=tokens kind) and how messages spell
+ * it. W: a token spelled by a word ("identifier"); Q: one with a fixed text,
+ * which messages quote ("'+'") and ast_op_text gives bare ("+"). */
+#define LEX_TOKENS(W, Q)                                                        \
+    W(IDENT, "identifier") W(INT, "integer literal") W(FLOAT, "float literal") \
+    W(STRING, "string literal") Q(KERNEL, "kernel") Q(FN, "fn")                \
+    Q(CONST, "const") Q(LET, "let") Q(VAR, "var") Q(IF, "if") Q(ELSE, "else")  \
+    Q(FOR, "for") Q(IN, "in") Q(WHILE, "while") Q(BREAK, "break")              \
+    Q(CONTINUE, "continue") Q(RETURN, "return") Q(IMPORT, "import")            \
+    Q(AS, "as") Q(TRUE, "true") Q(FALSE, "false") Q(NONE, "None")              \
+    Q(LPAREN, "(") Q(RPAREN, ")") Q(LBRACKET, "[") Q(RBRACKET, "]")            \
+    Q(LBRACE, "{") Q(RBRACE, "}") Q(COMMA, ",") Q(SEMI, ";") Q(COLON, ":")     \
+    Q(DOT, ".") Q(ARROW, "->") Q(AT, "@") Q(ASSIGN, "=") Q(OROR, "||")         \
+    Q(ANDAND, "&&") Q(PIPE, "|") Q(CARET, "^") Q(AMP, "&") Q(EQ, "==")         \
+    Q(NE, "!=") Q(LT, "<") Q(LE, "<=") Q(GT, ">") Q(GE, ">=") Q(SHL, "<<")     \
+    Q(SHR, ">>") Q(PLUS, "+") Q(MINUS, "-") Q(STAR, "*") Q(SLASH, "/")         \
+    Q(PERCENT, "%") Q(BANG, "!") Q(TILDE, "~") Q(PLUSEQ, "+=")                 \
+    Q(MINUSEQ, "-=") Q(STAREQ, "*=") Q(SLASHEQ, "/=") Q(PERCENTEQ, "%=")       \
+    Q(AMPEQ, "&=") Q(PIPEEQ, "|=") Q(CARETEQ, "^=") Q(SHLEQ, "<<=")            \
+    Q(SHREQ, ">>=") W(ILLEGAL, "invalid token") W(RECOVER, "recovery marker")
 
 const char *lex_token_name(int kind) {
     switch (kind) {
     case 0: return "EOF";
 #define X(k, s) case TK_##k: return #k;
-    LEX_TOKENS(X)
+    LEX_TOKENS(X, X)
 #undef X
     }
     return "?";
@@ -73,9 +73,22 @@ const char *lex_token_name(int kind) {
 const char *lex_token_spelling(int kind) {
     switch (kind) {
     case 0: return "end of file";
-#define X(k, s) case TK_##k: return s;
-    LEX_TOKENS(X)
-#undef X
+#define W(k, s) case TK_##k: return s;
+#define Q(k, s) case TK_##k: return "'" s "'";
+    LEX_TOKENS(W, Q)
+#undef W
+#undef Q
+    }
+    return "?";
+}
+
+const char *ast_op_text(int op) {
+    switch (op) {
+#define W(k, s)
+#define Q(k, s) case TK_##k: return s;
+    LEX_TOKENS(W, Q)
+#undef W
+#undef Q
     }
     return "?";
 }
