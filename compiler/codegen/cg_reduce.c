@@ -65,21 +65,10 @@ typedef struct {
     bool arg;
 } red_kind;
 
-static ir_op plain_op(int kind) {
-    switch (kind) {
-    case IR_RED_SUM: return IR_ADD;
-    case IR_RED_PROD: return IR_MUL;
-    case IR_RED_MAX: return IR_MAXIMUM;
-    case IR_RED_MIN: return IR_MINIMUM;
-    case IR_RED_XOR_SUM: return IR_XOR;
-    default: return IR_OP_COUNT;
-    }
-}
-
 /* acc = combine(acc, x) for plain and region reductions */
 static LLVMValueRef combine(cg_ctx *C, const red_kind *rk, LLVMValueRef a, LLVMValueRef x) {
     ir_inst *in = rk->in;
-    if (in->op == IR_REDUCE) return cg_binary_scalar(C, in->loc, plain_op(in->kind), 0, rk->to, a, x);
+    if (in->op == IR_REDUCE) return cg_binary_scalar(C, in->loc, ir_reduce_combine(in->kind), 0, rk->to, a, x);
     /* REDUCE_REGION: lower the region with its args bound, take the yield */
     ir_region *r = in->regions[0];
     cg_val av = cg_new_val(C, 1, NULL), xv = cg_new_val(C, 1, NULL);

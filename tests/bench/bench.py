@@ -698,7 +698,7 @@ def mm_family_specs(small):
             lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
             ref=ref, torch_fn=peer, flops=2 * M * N * K,
             note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; mma.sync through f16 on every target: "
-                 "blk's wgmma takes bf16/f16 only); torch: _scaled_mm (cuBLASLt fp8)")
+                 "blk's wgmma takes bf16/f16 and i8); torch: _scaled_mm (cuBLASLt fp8)")
     out.append(fp8_spec(False))
     out.append(fp8_spec(True))
 
@@ -711,7 +711,7 @@ def mm_family_specs(small):
         ref=lambda T, t: {"c": t.a.double() @ t.bt.double().t()},
         torch_fn=lambda T, t: (lambda: T._int_mm(t.a, t.bt.t())),
         flops=2 * M * N * K,
-        note="stdlib matmul.blk matmul_i8 (B stored [N, K]; mma.sync m16n8k32 s8: blk's wgmma takes bf16/f16 only); "
+        note="stdlib matmul.blk matmul_i8 (B stored [N, K]; wgmma m64nNk32 s8 on sm_90a when BK is 128, else mma.sync m16n8k32); "
              "torch: _int_mm (cuBLASLt int8); TOP/s"))
 
     def epi_ref(T, t):
