@@ -287,10 +287,10 @@ def specs(small=False):
         note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
 
     # ---- compute-bound: matmul (C = A B, bf16 in, f32 accumulate, bf16 out) and attention
-    def mm_spec(SL):
+    def mm_spec(SL, key=None):
         S = 256 if small else SL
         return Spec(
-            "matmul_%d" % SL, "matmul bf16", "%d^3" % SL, "bf16", 3 * S * S * 2,
+            key or "matmul_%d" % SL, "matmul bf16", "%d^3" % SL, "bf16", 3 * S * S * 2,
             {"a": ((S, S), "bf16", "randn"), "b": ((S, S), "bf16", "randn"), "c": ((S, S), "bf16", "out")}, ["c"],
             [("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
             lambda t: (t.a, t.b, t.c, S, S, S), lambda c: (cdiv(S, c["BM"]) * cdiv(S, c["BN"]),),
@@ -303,14 +303,17 @@ def specs(small=False):
                  "(peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
+    # size sweeps (run only when --rows names them: --rows sweep_): plotted as lines
+    for SL in (512, 1024, 2048, 4096, 8192):
+        out.append(mm_spec(SL, "sweep_matmul_%d" % SL))
     out.extend(mm_family_specs(small))
 
-    def attn_spec(causal):
-        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+    def attn_spec(causal, N_=4096, Bz_=4, key=None):
+        Bz, H, N, D = (1, 2, 256, 128) if small else (Bz_, 32, N_, 128)
         fl = 4 * Bz * H * N * N * D * (0.5 if causal else 1.0)
         shape = (Bz, H, N, D)
         return Spec(
-            "attn_fwd%s" % ("_causal" if causal else ""), "attention fwd bf16%s" % (" causal" if causal else ""),
+            key or "attn_fwd%s" % ("_causal" if causal else ""), "attention fwd bf16%s" % (" causal" if causal else ""),
             "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 4 * Bz * H * N * D * 2,
             {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
              "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
@@ -331,6 +334,8 @@ def specs(small=False):
                  "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
     out.append(attn_spec(False))
     out.append(attn_spec(True))
+    for N_ in (1024, 2048, 4096, 8192, 16384):  # 16384 tokens per head at every length
+        out.append(attn_spec(False, N_, 16384 // N_, "sweep_attn_n%d" % N_))
 
     # ---- the attention family (issue 10)
     W = 1024  # configs.txt's attn_window WINDOW (the small shapes of --dry-run see a plain causal mask)
@@ -1255,7 +1260,7 @@ def run_gpu(args):
     results = args.results or os.path.join("/tmp", "blk-bench-rows-%d" % os.getpid())
     os.makedirs(results, exist_ok=True)
     only = re.compile(args.rows) if args.rows else None
-    keys = [s.key for s in specs() if not only or only.search(s.key)]
+    keys = [s.key for s in specs() if (only.search(s.key) if only else not s.key.startswith("sweep_"))]
     for extra in ("matmul_ceiling", "python_launch"):
         if not only or only.search(extra):
             keys.append(extra)
@@ -1357,7 +1362,9 @@ def run_gpu(args):
     with open(os.path.join(out_dir, "bench.md"), "w") as f:
         f.write(md + "\n")
     try:
-        plot(rows, ceiling["copy_gbs"], os.path.join(out_dir, "bench.png"), meta)
+        plot([r for r in rows if not r.get("key", "").startswith("sweep_")], ceiling["copy_gbs"],
+             os.path.join(out_dir, "bench.png"), meta)
+        plot_sweeps(rows, out_dir, meta)
     except Exception as e:  # noqa: BLE001
         log("# plot skipped: %s: %s" % (type(e).__name__, e))
     print()
@@ -1404,6 +1411,45 @@ def plot(rows, ceiling_gbs, path, meta):
                frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 0.88))
     fig.savefig(path, dpi=110)
+
+
+def plot_sweeps(rows, out_dir, meta):
+    """Like Triton's perf_report: TFLOP/s against the problem size, one line
+    per system, for each family of sweep_ rows that ran (sweep_matmul_S: M =
+    N = K = S; sweep_attn_nN: sequence length N, batch 16384 / N, 32 heads,
+    D 128). Writes OUT/sweep_<family>.png."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fams = {}
+    for r in rows:
+        m = re.match(r"sweep_(\w+?)_?n?(\d+)$", r.get("key", ""))
+        if m:
+            fams.setdefault(m.group(1), []).append((int(m.group(2)), r))
+    for fam, pts in fams.items():
+        pts.sort(key=lambda p: p[0])
+        fig, ax = plt.subplots(figsize=(6, 4))
+        lines = [("blk", lambda r: r.get("blk")), ("triton", lambda r: r.get("triton")),
+                 ("torch", lambda r: r.get("torch"))]
+        extras = sorted({k for _, r in pts for k in (r.get("extra") or {})})
+        lines += [(k, (lambda k: lambda r: (r.get("extra") or {}).get(k))(k)) for k in extras]
+        for name, get in lines:
+            xy = [(x, (get(r) or {}).get("tflops")) for x, r in pts]
+            xy = [(x, y) for x, y in xy if y]
+            if xy:
+                ax.plot([x for x, _ in xy], [y for _, y in xy], marker="o", label=name)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([x for x, _ in pts])
+        ax.set_xticklabels([str(x) for x, _ in pts])
+        ax.set_xlabel("M = N = K" if fam == "matmul" else "sequence length (batch 16384 / N, 32 heads, D 128)")
+        ax.set_ylabel("TFLOP/s")
+        ax.set_ylim(bottom=0)
+        ax.grid(alpha=0.3)
+        ax.set_title("%s bf16 on %s (%s)" % ("matmul" if fam == "matmul" else "attention forward",
+                                             meta.get("device"), meta.get("date", "")[:10]), fontsize=9)
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        fig.savefig(os.path.join(out_dir, "sweep_%s.png" % fam), dpi=110)
 
 
 # ---------------------------------------------------------------- self-test (no torch, fake driver)
