@@ -303,7 +303,7 @@ static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
 
 /* The dot of `loop`'s body that reads v (directly or through trans) and
  * which operand v is. */
-static ir_inst *dot_reading(ir_inst *loop, ir_value *v, int *role) {
+ir_inst *cg_dot_reading(ir_inst *loop, ir_value *v, int *role) {
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
         if (i->op != IR_DOT) continue;
         for (int k = 0; k < 2; k++) {
@@ -315,6 +315,11 @@ static ir_inst *dot_reading(ir_inst *loop, ir_value *v, int *role) {
         }
     }
     return NULL;
+}
+
+bool cg_dot_takes_wgmma(cg_ctx *C, ir_inst *dot) {
+    wg_plan p;
+    return wg_choose(C, dot, &p);
 }
 
 static void fence_async_smem(cg_ctx *C) {
@@ -332,6 +337,8 @@ struct cg_tile {
     sm_tile t;          /* slot 0 (RING) or the tile; colv in the value's own dims */
     const pl_entry *e;
     LLVMValueRef slot;  /* RING: this iteration's slot (i32) */
+    const cg_tma *tma;  /* RING filled by TMA (cg_tma.c), else cp.async */
+    LLVMValueRef mbar;  /* TMA: the loop's mbarriers, one .b64 per slot */
     LLVMValueRef lb, ub, step; /* the loop's bounds (i64) */
     int reserved_before;       /* C->smem_reserved before the loop's tiles */
     bool live;
@@ -412,7 +419,7 @@ static void drain_for(cg_ctx *C, ir_inst *in) {
 
 bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
     if (C->num_wg_pending) drain_for(C, in);
-    if (in->op == IR_LOAD) {
+    if (in->op == IR_LOAD || in->op == IR_DESC_LOAD) {
         struct cg_tile *t = tile_of(C, in->results[0]);
         return t && t->e->kind == PL_RING;
     }
@@ -475,15 +482,31 @@ static void async_wait(cg_ctx *C, int n) {
  * iv64 into slot `slot` (i32), when `go` (i1: the iteration exists). Each
  * register group of the load's access (vectorize: 4, 8 or 16 bytes, one
  * mask bit) is one cp.async; a masked group copies 0 bytes and zero-fills
- * (src-size 0: no global access); replicas copy nothing. */
+ * (src-size 0: no global access); replicas copy nothing. A descriptor
+ * load's group is at base + sum_d (offset_d + coord_d) * stride_d and
+ * masked off outside 0 <= offset_d + coord_d < dim_d (cg_memory.c's
+ * lower_desc; vectorize proved a group wholly in or out). */
 static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64,
                          LLVMValueRef slot, LLVMValueRef go) {
     LLVMBuilderRef b = C->b;
     ir_value *r = ld->results[0];
     const vec_access *acc = vec_get(C->vt, ld);
     const lay_layout *l = acc->lay;
-    cg_val pv = eval_at(C, loop, ld->operands[0], iv64, l), mv = {0};
-    if (ld->num_operands > 1) mv = eval_at(C, loop, ld->operands[1], iv64, l);
+    bool desc = ld->op == IR_DESC_LOAD;
+    cg_val pv = {0}, mv = {0};
+    LLVMValueRef base = NULL, dims[2], strides[2], offs[2];
+    if (desc) {
+        base = cg_get(C, ld->operands[0], NULL).v[0];
+        for (int d = 0; d < 2; d++) {
+            ir_value *dv = ld->operands[1 + d], *sv = ld->operands[3 + d], *ov = ld->operands[5 + d];
+            dims[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)dv->type.dtype, DT_I64, cg_get(C, dv, NULL).v[0]);
+            strides[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)sv->type.dtype, DT_I64, cg_get(C, sv, NULL).v[0]);
+            offs[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I64, eval_at(C, loop, ov, iv64, NULL).v[0]);
+        }
+    } else {
+        pv = eval_at(C, loop, ld->operands[0], iv64, l);
+        if (ld->num_operands > 1) mv = eval_at(C, loop, ld->operands[1], iv64, l);
+    }
     cg_lay_info li;
     cg_lay_info_get(C, l, 2, r->type.shape, &li);
     int vec = acc->vec, bytes = acc->bytes, cv = rt->t.colv;
@@ -494,14 +517,27 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
     char text[160];
     snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.%s.shared.global [$0], [$1], %d, $2; }",
              bytes == 16 ? "cg" : "ca", bytes);
+    LLVMValueRef zero64 = LLVMConstInt(C->i64, 0, 0);
     for (int i = 0; i < li.nregs; i += vec) {
         LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - cv);
         LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, cv));
-        LLVMValueRef on = go;
-        if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
+        LLVMValueRef on = go, src;
+        if (desc) {
+            LLVMValueRef eoff = zero64;
+            for (int d = 0; d < 2; d++) {
+                LLVMValueRef g = LLVMBuildAdd(b, offs[d], LLVMBuildZExt(b, cg_reg_coord(C, &li, i, d), C->i64, ""), "");
+                on = LLVMBuildAnd(b, on, LLVMBuildICmp(b, LLVMIntSGE, g, zero64, ""), "");
+                on = LLVMBuildAnd(b, on, LLVMBuildICmp(b, LLVMIntSLT, g, dims[d], ""), "");
+                eoff = LLVMBuildAdd(b, eoff, LLVMBuildMul(b, g, strides[d], ""), "");
+            }
+            src = LLVMBuildGEP2(b, cg_mem_type(C, (blk_dtype)r->type.dtype), base, &eoff, 1, "");
+        } else {
+            if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
+            src = pv.v[pv.n == li.nregs ? i : 0];
+        }
         LLVMValueRef size = LLVMBuildSelect(b, on, cg_const_i32(C, bytes), cg_const_i32(C, 0), "");
         LLVMValueRef own = LLVMBuildZExt(b, cg_reg_canonical(C, &li, i), C->i32, "");
-        LLVMValueRef args[4] = {tile_addr32(C, &t, off), pv.v[pv.n == li.nregs ? i : 0], size, own};
+        LLVMValueRef args[4] = {tile_addr32(C, &t, off), src, size, own};
         cg_inline_asm(C, C->vd, text, "r,l,r,r,~{memory}", args, 4, true);
     }
 }
@@ -637,8 +673,85 @@ static int prefetch(cg_ctx *C, ir_inst *loop) { return loop_stages(C, loop) - 1 
 static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
     int n = 0;
     for (ir_inst *i = loop->regions[0]->first; i && n < max; i = i->next)
-        if (i->op == IR_LOAD && tile_of(C, i->results[0]) && tile_of(C, i->results[0])->e->kind == PL_RING) out[n++] = i;
+        if ((i->op == IR_LOAD || i->op == IR_DESC_LOAD) && tile_of(C, i->results[0]) &&
+            tile_of(C, i->results[0])->e->kind == PL_RING)
+            out[n++] = i;
     return n;
+}
+
+/* The boxes of TMA ring `ld` for the iteration with induction variable
+ * iv64 into slot `slot`, completing on bar32 (issued where pred). The
+ * tile's 128-byte panels are one box column each; an a tile's rows are
+ * permuted in groups of 8 (wg_row), so each group is its own box, the
+ * group stored at 8q holding the rows that wg_row sends there. */
+static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64, LLVMValueRef slot,
+                     LLVMValueRef bar32, LLVMValueRef pred) {
+    LLVMBuilderRef b = C->b;
+    const cg_tma *m = rt->tma;
+    LLVMValueRef off[2];
+    for (int d = 0; d < 2; d++) {
+        ir_value *ov = m->off[d];
+        off[d] = ov ? cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I32, eval_at(C, loop, ov, iv64, NULL).v[0])
+                    : cg_const_i32(C, 0);
+    }
+    sm_tile t = rt->t;
+    t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
+                           1, "");
+    LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
+    int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / 128;
+    int *src_row = ARENA_ARRAY(C->a, int, rows / 8 + 1);
+    if (!src_row) { C->failed = true; return; }
+    for (int r = 0; r < rows; r += 8) {
+        int at = r;
+        if (t.perm_wm) at = (int)LLVMConstIntGetZExtValue(wg_row(C, t.perm_wm, cg_const_i32(C, r)));
+        src_row[at / 8] = r;
+    }
+    for (int p = 0; p < panels; p++)
+        for (int q = 0; q < rows / R; q++) {
+            cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast],
+                        src_row[q * R / 8], bar32, pred);
+        }
+}
+
+static LLVMValueRef mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {
+    LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, mbar, (LLVMValueRef[]){LLVMBuildMul(C->b, slot, cg_const_i32(C, 8), "")}, 1, "");
+    return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, p, C->i64, ""), C->i32, "");
+}
+
+/* Fill `slot` with the rings' tiles of the iteration with induction
+ * variable iv64, when `go`: TMA rings by thread 0 on the slot's mbarrier
+ * (armed with their bytes first), the others by cp.async in one group. */
+static void fill_slot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr, LLVMValueRef iv64, LLVMValueRef slot,
+                      LLVMValueRef go) {
+    LLVMBuilderRef b = C->b;
+    int tma_bytes = 0, ncp = 0;
+    struct cg_tile *first_tma = NULL;
+    for (int r = 0; r < nr; r++) {
+        struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+        if (rt->tma) tma_bytes += rt->e->bytes, first_tma = first_tma ? first_tma : rt;
+        else ncp++;
+    }
+    if (first_tma) {
+        LLVMValueRef bar = mbar_at(C, first_tma->mbar, slot);
+        LLVMValueRef t0 = LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
+        LLVMValueRef pred = LLVMBuildZExt(b, LLVMBuildAnd(b, t0, go, ""), C->i32, "");
+        cg_mbar_expect(C, bar, tma_bytes, pred);
+        for (int r = 0; r < nr; r++) {
+            struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+            if (rt->tma) tma_fill(C, loop, rt, rings[r], iv64, slot, bar, pred);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+        if (!rt->tma) issue_copies(C, loop, rt, rings[r], iv64, slot, go);
+    }
+    if (ncp) async_commit(C);
+}
+
+static struct cg_tile *loop_tma(cg_ctx *C, ir_inst **rings, int nr) {
+    for (int r = 0; r < nr; r++)
+        if (tile_of(C, rings[r]->results[0])->tma) return tile_of(C, rings[r]->results[0]);
+    return NULL;
 }
 
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
@@ -651,25 +764,27 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     for (ir_inst *in = body->first; in; in = in->next) {
         ir_value *cand[2];
         int nc = 0;
-        if (in->op == IR_LOAD) cand[nc++] = in->results[0];
+        bool load = in->op == IR_LOAD || in->op == IR_DESC_LOAD;
+        if (load) cand[nc++] = in->results[0];
         if (in->op == IR_DOT) cand[nc++] = in->operands[0], cand[nc++] = in->operands[1];
         for (int c = 0; c < nc; c++) {
             ir_value *v = cand[c];
             const pl_entry *e = pl_get(C->pl, v);
             if (!e || e->loop != loop || v->id >= C->num_values || C->tiles[v->id]) continue;
-            if ((in->op == IR_LOAD) != (e->kind == PL_RING)) continue;
+            if (load != (e->kind == PL_RING)) continue;
             struct cg_tile *rt = ARENA_NEW(C->a, struct cg_tile);
             if (!rt) { C->failed = true; return; }
             blk_dtype dt = (blk_dtype)v->type.dtype;
             int role = 0;
             wg_plan wp;
-            ir_inst *dot = dot_reading(loop, v, &role);
+            ir_inst *dot = cg_dot_reading(loop, v, &role);
             bool wg = dot && wg_choose(C, dot, &wp);
             LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
             int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
             if (wg) tile_init_wg(&rt->t, base, rows, cols, stored_bytes(dt), e->colv, role == 0 ? C->num_warps : 0);
             else tile_init(&rt->t, base, rows, cols, stored_bytes(dt), e->colv);
             rt->e = e;
+            rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
             rt->lb = lb, rt->ub = ub, rt->step = step;
             rt->reserved_before = reserved;
             if (e->kind == PL_HOIST) {
@@ -683,11 +798,23 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     }
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
+    struct cg_tile *tm = loop_tma(C, rings, nr);
+    if (tm) {
+        /* one mbarrier per slot; the memory was scratch written through the
+         * generic proxy, which TMA's async-proxy writes must come after */
+        int S = loop_stages(C, loop);
+        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S, 8);
+        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = mbar;
+        LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+        for (int j = 0; j < S; j++) cg_mbar_init(C, mbar_at(C, mbar, cg_const_i32(C, j)), t0);
+        cg_mbar_init_fence(C);
+        fence_async_smem(C);
+        cg_barrier(C);
+    }
     for (int j = 0; j < P && nr; j++) {
         LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
         LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
-        for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivj, cg_const_i32(C, j), go);
-        async_commit(C);
+        fill_slot(C, loop, rings, nr, ivj, cg_const_i32(C, j), go);
     }
     if (hoisted && !nr) cg_barrier(C); /* with rings, the first iteration's barrier does it */
 }
@@ -720,12 +847,22 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop), P = prefetch(C, loop);
     if (!nr) return;
-    struct cg_tile *t0 = tile_of(C, rings[0]->results[0]);
-    /* tile i is in: at most P-1 younger groups pending; the barrier makes
+    struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
+    LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
+    LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    /* tile i is in: at most P-1 younger groups pending (cp.async), the
+     * slot's mbarrier past its (i / S)-th phase (TMA); the barrier makes
      * every thread's copies visible and proves that the readers of the slot
      * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
      * i-1 may still run) are done */
-    async_wait(C, P - 1);
+    bool cp = false;
+    for (int r = 0; r < nr; r++) cp |= !tile_of(C, rings[r]->results[0])->tma;
+    if (cp) async_wait(C, P - 1);
+    if (tm) {
+        LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
+        LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
+        cg_mbar_wait(C, mbar_at(C, tm->mbar, slot), parity);
+    }
     /* No proxy fence for the rings: what cp.async wrote is read by wgmma
      * after cp.async.wait_group and the barrier, as in CUTLASS's
      * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
@@ -734,21 +871,27 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
      * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
      * tiles, operands staged per dot) still fence. */
     cg_barrier(C);
-    LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
-    LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
     LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
     LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
-    for (int r = 0; r < nr; r++) issue_copies(C, loop, tile_of(C, rings[r]->results[0]), rings[r], ivn, pslot, go);
-    async_commit(C);
+    fill_slot(C, loop, rings, nr, ivn, pslot, go);
 }
 
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     if (!loop_has(C, loop) || C->failed) return;
     C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
-    if (loop_rings(C, loop, rings, 16)) async_wait(C, 0); /* no copy may land in memory reused next */
+    int nr = loop_rings(C, loop, rings, 16);
+    if (nr) async_wait(C, 0); /* no copy may land in memory reused next */
+    struct cg_tile *tm = loop_tma(C, rings, nr);
+    if (tm) {
+        /* every TMA issued was waited for in its iteration (none is issued
+         * past the last); thread 0 passed the last iteration's barrier, so
+         * no thread still waits on a barrier */
+        LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+        for (int j = 0; j < loop_stages(C, loop); j++) cg_mbar_inval(C, mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+    }
     cg_barrier(C);
     for (int i = 0; i < C->num_values; i++) {
         struct cg_tile *t = C->tiles[i];

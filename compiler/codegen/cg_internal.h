@@ -39,6 +39,19 @@ struct cg_flow; /* cg_control.c: where yield / continue / break jump */
 struct cg_tile; /* cg_dot.c: a dot operand resident in shared memory (ring slot or hoisted) */
 typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
 
+/* A tensor_desc ring filled by TMA (cg_tma.c): its map is kernel
+ * parameter `map`, box = panel elements of the stored dim x box_rows. */
+typedef struct {
+    ir_inst *ld;         /* the DESC_LOAD */
+    int arg;             /* the kernel argument of its base */
+    int fast;            /* the value dim stored contiguous: TMA dim 0 */
+    int panel, box_rows; /* box, fastest first */
+    ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
+    const char *meta;    /* its blk-meta tmaps= entry */
+    LLVMValueRef map;    /* the grid-constant CUtensorMap parameter */
+} cg_tma;
+#define CG_MAX_TMA 8
+
 typedef struct {
     blk_arena *a;
     blk_diag *diag;
@@ -56,6 +69,8 @@ typedef struct {
     const pl_table *pl;       /* dot operands streamed through rings / hoisted (pipeliner.h) */
     struct cg_tile **tiles;   /* by value id: the resident tile of a RING or HOIST value (cg_dot.c) */
     int smem_reserved;        /* bytes at the start of the scratch held by live rings / tiles */
+    cg_tma tma[CG_MAX_TMA];   /* the variant's TMA rings, in parameter order (cg_tma.c) */
+    int num_tma;
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */
@@ -163,6 +178,25 @@ void cg_pipe_results(cg_ctx *C, ir_inst *loop);
  * results it reads; true for a load (or its trans) whose data a ring
  * delivers: nothing to lower. */
 bool cg_pipe_inst(cg_ctx *C, ir_inst *in);
+/* cg_dot.c, for cg_tma.c: the dot of loop's body reading v (directly or
+ * through trans) and which operand it is; whether a dot takes wgmma. */
+ir_inst *cg_dot_reading(ir_inst *loop, ir_value *v, int *role);
+bool cg_dot_takes_wgmma(cg_ctx *C, ir_inst *dot);
+/* cg_tma.c: plan the variant's TMA rings (after the analyses, before the
+ * function exists: they add parameters), bind the parameters (the first
+ * at index `first`), write the blk-meta tmaps= field, find a load's map,
+ * and the mbarrier / TMA instructions (pred: i32, nonzero = execute). */
+void cg_tma_plan(cg_ctx *C);
+void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first);
+void cg_tma_meta(cg_ctx *C, blk_strbuf *out);
+const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
+void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
+void cg_mbar_init_fence(cg_ctx *C);
+void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred);
+void cg_mbar_wait(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef parity);
+void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
+void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
+                 LLVMValueRef bar32, LLVMValueRef pred);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */
 LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align);

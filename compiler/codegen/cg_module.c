@@ -334,7 +334,7 @@ static const char *param_name(const ir_func *f, int k) {
 
 /* The blk-meta line of one entry (docs/runtime.md has the grammar). nospec=
  * (the @do_not_specialize parameters) only where there are any. */
-static void write_meta(blk_strbuf *out, const ir_func *f, const char *entry, int num_warps, int shared,
+static void write_meta(cg_ctx *C, blk_strbuf *out, const ir_func *f, const char *entry, int num_warps, int shared,
                        const ax_spec *spec) {
     sb_printf(out, "// blk-meta v1 kernel=%s entry=%s num_warps=%d shared=%d params=", f->name, entry, num_warps,
               shared);
@@ -357,11 +357,12 @@ static void write_meta(blk_strbuf *out, const ir_func *f, const char *entry, int
         sb_printf(out, "%s%s:%s", k ? "," : "", param_name(f, k), spec_code(spec[k]));
     for (int j = 0; j < f->do_not_specialize.len; j++)
         sb_printf(out, "%s%s", j ? "," : " nospec=", param_name(f, f->do_not_specialize.data[j]));
+    if (C) cg_tma_meta(C, out);
     sb_putc(out, '\n');
 }
 
 static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry, const ax_spec *spec) {
-    write_meta(out, f, entry, C->num_warps, C->smem_bytes, spec);
+    write_meta(C, out, f, entry, C->num_warps, C->smem_bytes, spec);
 }
 
 void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
@@ -369,7 +370,7 @@ void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
         if (!f->is_kernel) continue;
         ax_spec *none = ARENA_ARRAY(m->arena, ax_spec, f->body->args.len + 1);
         if (!none) return;
-        write_meta(out, f, ptx_ident(m->arena, f->name), f->num_warps, 0, none);
+        write_meta(NULL, out, f, ptx_ident(m->arena, f->name), f->num_warps, 0, none);
     }
 }
 
@@ -393,12 +394,16 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
 
     ir_region *body = f->body;
     int np = body->args.len;
-    LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + 1);
+    cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
+    LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
+    if (!pt) { C->failed = true; return; }
     for (int k = 0; k < np; k++) {
         blk_dtype dt = (blk_dtype)body->args.data[k]->type.dtype;
         pt[k] = dt == DT_BOOL ? C->i8 : cg_type(C, dt);
     }
-    LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)np, 0));
+    for (int j = 0; j < C->num_tma; j++) pt[np + j] = LLVMPointerTypeInContext(C->llc, 0);
+    LLVMValueRef fn = LLVMAddFunction(C->mod, entry, LLVMFunctionType(C->vd, pt, (unsigned)(np + C->num_tma), 0));
+    cg_tma_bind(C, fn, np);
     C->fn = fn;
     C->entry = entry;
     cg_lineinfo_function(C, fn, f, entry);

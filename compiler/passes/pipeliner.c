@@ -82,6 +82,57 @@ static int uses_of(const ir_inst *i, const ir_value *v) {
     return n;
 }
 
+static bool has_exit(const ir_region *r) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == IR_BREAK || i->op == IR_RETURN) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_exit(i->regions[k])) return true;
+    }
+    return false;
+}
+
+/* A tensor_desc load feeding operand `role` (of the stored tile): a RING
+ * when its descriptor (base, dims, strides) is fixed before the loop, its
+ * offsets follow the induction variable, one dim has stride 1 (stored
+ * contiguous) and its groups are 4, 8 or 16 bytes. Codegen fills the ring
+ * with TMA where it can (cg_tma.c), else with cp.async. */
+static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_value *v, ir_value *src, int role) {
+    ir_inst *ld = src->def;
+    int rank = src->type.rank;
+    blk_dtype t = (blk_dtype)src->type.dtype;
+    const vec_access *acc = vec_get(P->vt, ld);
+    if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
+    if (P->uses[src->id] != 1) { set_why(P, v, "the load has other uses"); return; }
+    if (t != DT_F16 && t != DT_BF16 && t != DT_I8) { set_why(P, v, "f32 and f8 operands are converted in registers"); return; }
+    if ((blk_dtype)ld->operands[0]->type.pointee != t) { set_why(P, v, "the descriptor's element type is converted"); return; }
+    if (rank != 2 || ld->num_operands != 1 + 3 * rank) { set_why(P, v, "not a 2-d descriptor load"); return; }
+    for (int k = 0; k <= 2 * rank; k++)
+        if (!defined_outside(ld->operands[k], loop)) {
+            set_why(P, v, "the descriptor is computed in the loop");
+            return;
+        }
+    for (int k = 1 + 2 * rank; k < ld->num_operands; k++)
+        if (!chain_ok(P, ld->operands[k], loop)) {
+            set_why(P, v, "the offsets depend on a loop-carried value or a load");
+            return;
+        }
+    if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16)) {
+        set_why(P, v, "accesses narrower than 4 bytes (alignment or contiguity)");
+        return;
+    }
+    lay_flat fl;
+    lay_flatten(acc->lay, &fl);
+    int kdim = role == 0 ? 1 : 0, fast = fl.reg_order[0];
+    if (t == DT_I8 && fast != kdim) {
+        set_why(P, v, "an i8 operand must be contiguous along K (ldmatrix .trans is 16-bit)");
+        return;
+    }
+    /* a loop left early would leave copies in flight into memory reused after it */
+    if (has_exit(loop->regions[0])) { set_why(P, v, "the loop has a break"); return; }
+    P->t->e[src->id] = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(t, src->type.shape[0], src->type.shape[1]), fast,
+                                  role};
+}
+
 /* operand `role` of dot d in loop: RING or HOIST when it qualifies */
 static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role, const lay_table *lt) {
     ir_value *v = d->operands[role];
@@ -121,6 +172,10 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         }
         *e = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(t, src->type.shape[0], src->type.shape[1]),
                         fl.reg_order[0], trans ? 1 - role : role};
+        return;
+    }
+    if (src->def && src->def->op == IR_DESC_LOAD && src->def->parent == loop->regions[0]) {
+        consider_desc(P, loop, stages, v, src, trans ? 1 - role : role);
         return;
     }
     if (!defined_outside(v, loop)) { set_why(P, v, "computed in the loop"); return; }
@@ -174,7 +229,7 @@ static bool body_needs_scratch(pl_ctx *P, ir_region *r) {
         if (in->num_regions) return true;
         if (!in->num_results || in->results[0]->type.rank == 0) continue;
         if (in->results[0]->id >= 0 && in->results[0]->id < n && chain[in->results[0]->id]) continue;
-        if (in->op == IR_LOAD && is_entry(P, in->results[0])) continue;
+        if ((in->op == IR_LOAD || in->op == IR_DESC_LOAD) && is_entry(P, in->results[0])) continue;
         if (in->op == IR_PERMUTE && is_entry(P, in->operands[0])) continue;
         if (in->op == IR_DOT && (is_entry(P, in->operands[0]) || (in->operands[0]->def && in->operands[0]->def->op == IR_PERMUTE &&
                                                                   is_entry(P, in->operands[0]->def->operands[0]))) &&
@@ -247,7 +302,10 @@ static void dump_region(blk_strbuf *out, const pl_table *t, ir_region *r) {
                 const pl_entry *e = pl_get(t, src);
                 if (!e) e = pl_get(t, v), src = v;
                 sb_printf(out, "// dot %%%d operand %c %%%d: ", d->results[0]->id, role ? 'b' : 'a', v->id);
-                if (e && e->kind == PL_RING)
+                if (e && e->kind == PL_RING && src->def && src->def->op == IR_DESC_LOAD)
+                    sb_printf(out, "ring of %d x %d bytes, TMA or cp.async from descriptor load %%%d (dim %d contiguous)\n",
+                              e->stages, e->bytes, src->id, e->colv);
+                else if (e && e->kind == PL_RING)
                     sb_printf(out, "ring of %d x %d bytes, cp.async from load %%%d (dim %d contiguous)\n", e->stages,
                               e->bytes, src->id, e->colv);
                 else if (e && e->kind == PL_HOIST)

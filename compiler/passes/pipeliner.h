@@ -15,6 +15,11 @@
  *          then issues iteration i+S-1's copies into the slot iteration i-1
  *          read (masked chunks zero-filled: src-size 0). The dot reads slot
  *          i % S with ldmatrix: no stores, no barriers of its own;
+ *          A tensor_desc load qualifies likewise (its descriptor fixed before
+ *          the loop, its offsets from the induction variable): codegen fills
+ *          its slots with TMA (cp.async.bulk.tensor on an mbarrier) where
+ *          the dot takes wgmma and the descriptor is a kernel argument's
+ *          (cg_tma.c), else with cp.async as above;
  *   HOIST  a value defined before the loop (attention's q): stored into its
  *          swizzled tile once, before the loop, instead of every iteration;
  *

@@ -287,22 +287,27 @@ def specs(small=False):
         note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
 
     # ---- compute-bound: matmul (C = A B, bf16 in, f32 accumulate, bf16 out) and attention
-    def mm_spec(SL, key=None):
+    def mm_spec(SL, key=None, desc=False):
         S = 256 if small else SL
         return Spec(
-            key or "matmul_%d" % SL, "matmul bf16", "%d^3" % SL, "bf16", 3 * S * S * 2,
+            key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""), "%d^3" % SL, "bf16",
+            3 * S * S * 2,
             {"a": ((S, S), "bf16", "randn"), "b": ((S, S), "bf16", "randn"), "c": ((S, S), "bf16", "out")}, ["c"],
-            [("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
+            [("mmdesc", "matmul_desc", ["a", "b", "c", "M", "N", "K"]) if desc else
+             ("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
             lambda t: (t.a, t.b, t.c, S, S, S), lambda c: (cdiv(S, c["BM"]) * cdiv(S, c["BN"]),),
             ref=lambda T, t: {"c": t.a.double() @ t.b.double()} if small else {"c": (t.a.float() @ t.b.float())},
             triton=lambda T, P, t, nsm: [("tutorial autotune", lambda: P.mm_k[lambda m: (
                 cdiv(S, m["BM"]) * cdiv(S, m["BN"]),)](t.a, t.b, t.c, S, S, S, S, 1, S, 1, S, 1))],
             torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
             flops=2 * S ** 3,
-            note="stdlib matmul.blk (wgmma on sm_90a, cp.async rings, group in flight); Triton: the tutorial kernel with its autotune configs "
+            note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings on mbarriers, group in flight)" if desc else
+                  "stdlib matmul.blk (wgmma on sm_90a, cp.async rings, group in flight)") + "; Triton: the tutorial kernel with its autotune configs "
                  "(peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
+    out.append(mm_spec(8192, "matmul_desc_8192", desc=True))
+    out.append(mm_spec(4096, "matmul_desc_4096", desc=True))
     # size sweeps (run only when --rows names them: --rows sweep_): plotted as lines
     for SL in (512, 1024, 2048, 4096, 8192):
         out.append(mm_spec(SL, "sweep_matmul_%d" % SL))

@@ -1,0 +1,304 @@
+/* cg_tma.c — Hopper's tensor memory accelerator for tensor_desc rings.
+ *
+ * A RING whose load is a tensor_desc load (pipeliner.h) is filled by TMA
+ * instead of cp.async when
+ *   - the target has TMA (sm_90) and the dot reading the ring takes wgmma
+ *     (the ring's tile is then in wgmma's 128-byte-swizzled panels, which
+ *     is exactly what a TMA box of 128-byte rows with SWIZZLE_128B writes
+ *     to a 1024-byte-aligned destination);
+ *   - the descriptor's base is a kernel argument, 16-byte aligned in this
+ *     variant, its dims and strides are products of integer arguments and
+ *     constants (the runtime evaluates them at launch), the stored dim has
+ *     stride 1 and the other stride is a multiple of 16 bytes.
+ *
+ * The runtime encodes one CUtensorMap per such load at launch from the
+ * variant's blk-meta `tmaps=` field (docs/runtime.md) and passes it as a
+ * 128-byte grid-constant parameter after the declared ones: the map is
+ * built on the host once per (pointer, shape) and cached there, where a
+ * map built on the device would cost every program a global-memory write
+ * and a tensormap proxy fence. Out-of-bounds box elements read as zero,
+ * as tensor_desc's loads do, so ragged edges need no masks.
+ *
+ * A loop with TMA rings keeps one mbarrier per slot (count 1): thread 0
+ * arms slot s with arrive.expect_tx(bytes of every TMA ring's slot) and
+ * issues the boxes; every thread waits on the slot's barrier with the
+ * parity of its use (iteration i waits phase i / S). The per-iteration
+ * bar.sync of the ring scheme (cg_dot.c) still proves that the slot being
+ * refilled has no readers left.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+/* "M", "16", "H*N": v as a product of integer kernel arguments and
+ * constants (widening casts and scalar products), or false. */
+static bool factors(cg_ctx *C, const ir_value *v, blk_strbuf *out) {
+    ir_region *body = C->f->body;
+    for (int k = 0; k < body->args.len; k++)
+        if (body->args.data[k] == v) {
+            if (!dtype_is_int((blk_dtype)v->type.dtype) || k >= C->f->param_names.len || !C->f->param_names.data[k])
+                return false;
+            sb_puts(out, C->f->param_names.data[k]);
+            return true;
+        }
+    const ir_inst *d = v->def;
+    if (!d || v->type.rank) return false;
+    if (d->op == IR_CONST && dtype_is_int((blk_dtype)v->type.dtype) && d->ival > 0) {
+        sb_printf(out, "%lld", (long long)d->ival);
+        return true;
+    }
+    if (d->op == IR_CAST && dtype_is_int((blk_dtype)v->type.dtype) &&
+        dtype_is_int((blk_dtype)d->operands[0]->type.dtype) &&
+        dtype_bits((blk_dtype)v->type.dtype) >= dtype_bits((blk_dtype)d->operands[0]->type.dtype))
+        return factors(C, d->operands[0], out);
+    if (d->op == IR_MUL) {
+        if (!factors(C, d->operands[0], out)) return false;
+        sb_putc(out, '*');
+        return factors(C, d->operands[1], out);
+    }
+    return false;
+}
+
+/* ---- a pointer load of descriptor form ----
+ *
+ * load(P + r[:, None] * S + c[None, :], (r[:, None] < R) & (c[None, :] < Q))
+ * with r = o_r + arange(0, n) (or arange alone), likewise c, and r, c never
+ * negative (axisinfo), reads what tensor_desc(P, shape = [R, Q], strides =
+ * [S, 1]).load([o_r, o_c]) reads: TMA takes matmul's pointer loads as
+ * they are written (the strides may sit on either dim, products of
+ * arguments like a descriptor's). The offsets are computed in 64 bits
+ * where the pointer form computes in its index type: they differ only
+ * where that arithmetic wraps. */
+typedef struct {
+    ir_value *base;
+    ir_value *vec[2], *stride[2]; /* per dim: the 1-d index, its stride (NULL: 1) */
+    ir_value *mvec[2], *bound[2]; /* per dim: the mask's index and bound */
+} ptr_form;
+
+static ir_value *unbroadcast(ir_value *v) {
+    while (v->def && v->def->op == IR_BROADCAST) v = v->def->operands[0];
+    return v;
+}
+
+static ir_value *splat_of(ir_value *v) {
+    v = unbroadcast(v);
+    return v->def && v->def->op == IR_SPLAT && v->def->operands[0]->type.rank == 0 ? v->def->operands[0] : NULL;
+}
+
+/* expand_dims(x, axis) of a 1-d x: x runs along dim 1 - axis */
+static ir_value *axis_vec(ir_value *v, int *dim) {
+    v = unbroadcast(v);
+    if (!v->def || v->def->op != IR_EXPAND_DIMS || v->def->operands[0]->type.rank != 1) return NULL;
+    *dim = 1 - v->def->axis;
+    return v->def->operands[0];
+}
+
+static bool index_terms(ir_value *v, ptr_form *pf) {
+    v = unbroadcast(v);
+    ir_inst *d = v->def;
+    int dim;
+    ir_value *x = axis_vec(v, &dim), *s = NULL;
+    if (!x && d && d->op == IR_ADD) return index_terms(d->operands[0], pf) && index_terms(d->operands[1], pf);
+    if (!x && d && d->op == IR_MUL) {
+        for (int k = 0; k < 2 && !x; k++)
+            if ((s = splat_of(d->operands[1 - k]))) x = axis_vec(d->operands[k], &dim);
+    }
+    if (!x || pf->vec[dim]) return false;
+    pf->vec[dim] = x, pf->stride[dim] = s;
+    return true;
+}
+
+static bool ptr_terms(ir_value *v, ptr_form *pf) {
+    v = unbroadcast(v);
+    ir_inst *d = v->def;
+    if (d && d->op == IR_PTRADD) return ptr_terms(d->operands[0], pf) && index_terms(d->operands[1], pf);
+    if (d && d->op == IR_SPLAT && !pf->base) return (pf->base = d->operands[0]) != NULL;
+    return false;
+}
+
+static bool mask_terms(ir_value *v, ptr_form *pf) {
+    v = unbroadcast(v);
+    ir_inst *d = v->def;
+    if (d && d->op == IR_AND && v->type.dtype == DT_BOOL)
+        return mask_terms(d->operands[0], pf) && mask_terms(d->operands[1], pf);
+    int dim;
+    ir_value *x = d && d->op == IR_CMP && d->kind == IR_CMP_LT ? axis_vec(d->operands[0], &dim) : NULL;
+    ir_value *b = x ? splat_of(d->operands[1]) : NULL;
+    if (!b || pf->mvec[dim]) return false;
+    pf->mvec[dim] = x, pf->bound[dim] = b;
+    return true;
+}
+
+/* x = o + arange(0, n) (either order) or arange(0, n): *o = o or NULL */
+static bool offset_of(ir_value *x, ir_value **o) {
+    ir_inst *d = x->def;
+    if (d && d->op == IR_ARANGE && d->ival == 0) { *o = NULL; return true; }
+    if (!d || d->op != IR_ADD) return false;
+    for (int k = 0; k < 2; k++) {
+        ir_inst *a = d->operands[k]->def;
+        if (a && a->op == IR_ARANGE && a->ival == 0 && (*o = splat_of(d->operands[1 - k]))) return true;
+    }
+    return false;
+}
+
+/* The descriptor a RING pointer load reads through: base, dims, strides
+ * (NULL: 1) and offsets (NULL: 0) per value dim, or false. */
+static bool load_as_desc(cg_ctx *C, ir_inst *ld, ir_value **base, ir_value **dims, ir_value **strides, ir_value **offs) {
+    ptr_form pf = {0};
+    if (ld->num_operands < 2 || !ptr_terms(ld->operands[0], &pf) || !mask_terms(ld->operands[1], &pf)) return false;
+    for (int d = 0; d < 2; d++) {
+        ir_value *x = pf.vec[d];
+        if (!x || x != pf.mvec[d] || !dtype_is_signed((blk_dtype)x->type.dtype) || !ax_get(C->ax, x)->nonneg ||
+            !offset_of(x, &offs[d]))
+            return false;
+        dims[d] = pf.bound[d], strides[d] = pf.stride[d];
+    }
+    *base = pf.base;
+    return true;
+}
+
+static int arg_index(cg_ctx *C, const ir_value *v) {
+    for (int k = 0; k < C->f->body->args.len; k++)
+        if (C->f->body->args.data[k] == v) return k;
+    return -1;
+}
+
+static bool stride_is_1(cg_ctx *C, ir_value *s) {
+    const ax_info *a = s ? ax_get(C->ax, s) : NULL;
+    return !s || (a->has_value && a->value == 1);
+}
+
+static void consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
+    ir_value *v = ld->results[0];
+    const pl_entry *e = pl_get(C->pl, v);
+    if (!e || e->kind != PL_RING || e->loop != loop || C->num_tma == CG_MAX_TMA) return;
+    int role;
+    ir_inst *dot = cg_dot_reading(loop, v, &role);
+    if (!dot || !cg_dot_takes_wgmma(C, dot)) return;
+    ir_value *base, *dims[2], *strides[2], *offs[2];
+    if (ld->op == IR_DESC_LOAD) {
+        base = ld->operands[0];
+        for (int d = 0; d < 2; d++) dims[d] = ld->operands[1 + d], strides[d] = ld->operands[3 + d], offs[d] = ld->operands[5 + d];
+    } else if (!load_as_desc(C, ld, &base, dims, strides, offs))
+        return;
+    int arg = arg_index(C, base), fast = e->colv, slow = 1 - fast;
+    blk_dtype t = (blk_dtype)v->type.dtype;
+    int eb = pl_elem_bytes(t);
+    if (arg < 0 || ax_elem_div(C->ax, base) < 16 || !stride_is_1(C, strides[fast]) || !strides[slow] ||
+        ax_elem_div(C->ax, strides[slow]) * eb % 16)
+        return;
+    int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
+    /* an a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row) */
+    int R = role == 0 ? 8 : rows < 256 ? rows : 256;
+    if (cols % panel || rows % R) return;
+    blk_strbuf text;
+    sb_init(&text);
+    bool ok = true;
+    sb_printf(&text, "%s:", C->f->param_names.data[arg]);
+    ok = ok && factors(C, dims[fast], &text);
+    sb_putc(&text, ',');
+    ok = ok && factors(C, dims[slow], &text);
+    sb_putc(&text, ':');
+    ok = ok && factors(C, strides[slow], &text);
+    sb_printf(&text, ":%d,%d:128", panel, R);
+    if (ok) {
+        cg_tma *m = &C->tma[C->num_tma++];
+        *m = (cg_tma){.ld = ld, .arg = arg, .fast = fast, .panel = panel, .box_rows = R, .off = {offs[0], offs[1]}};
+        size_t n = strlen(text.data) + 1;
+        char *s = arena_alloc(C->a, n);
+        if (s) memcpy(s, text.data, n);
+        m->meta = s;
+        if (!s) C->failed = true;
+    }
+    sb_free(&text);
+}
+
+static void walk(cg_ctx *C, ir_region *r) {
+    for (ir_inst *in = r->first; in; in = in->next) {
+        for (int k = 0; k < in->num_regions; k++) walk(C, in->regions[k]);
+        if (in->op != IR_FOR) continue;
+        for (ir_inst *i = in->regions[0]->first; i; i = i->next)
+            if ((i->op == IR_DESC_LOAD || i->op == IR_LOAD) && i->num_results) consider(C, in, i);
+    }
+}
+
+void cg_tma_plan(cg_ctx *C) {
+    C->num_tma = 0;
+    if (tgt_has(C->tgt, TGT_CAP_TMA) && C->pl) walk(C, C->f->body);
+}
+
+void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first) {
+    unsigned byval = LLVMGetEnumAttributeKindForName("byval", 5), align = LLVMGetEnumAttributeKindForName("align", 5);
+    for (int j = 0; j < C->num_tma; j++) {
+        unsigned at = (unsigned)(first + j + 1); /* attribute index: parameter + 1 */
+        LLVMAddAttributeAtIndex(fn, at, LLVMCreateTypeAttribute(C->llc, byval, LLVMArrayType2(C->i8, 128)));
+        LLVMAddAttributeAtIndex(fn, at, LLVMCreateEnumAttribute(C->llc, align, 64));
+        LLVMAddAttributeAtIndex(fn, at, LLVMCreateStringAttribute(C->llc, "nvvm.grid_constant", 18, "", 0));
+        C->tma[j].map = LLVMGetParam(fn, (unsigned)(first + j));
+        char name[32];
+        snprintf(name, sizeof name, "tmap%d", j);
+        LLVMSetValueName2(C->tma[j].map, name, strlen(name));
+    }
+}
+
+void cg_tma_meta(cg_ctx *C, blk_strbuf *out) {
+    for (int j = 0; j < C->num_tma; j++) sb_printf(out, "%s%s", j ? ";" : " tmaps=", C->tma[j].meta);
+}
+
+const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].ld == ld) return &C->tma[j];
+    return NULL;
+}
+
+/* ---- the instructions (inline PTX; the mbarrier is a .b64 in shared
+ * memory, addressed by its 32-bit shared-window address) ---- */
+
+void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
+    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }",
+                  "r,r,~{memory}", (LLVMValueRef[]){bar32, pred}, 2, true);
+}
+
+/* the inits visible to the other threads' waits and to the async proxy
+ * (TMA's complete_tx), before the barrier that follows */
+void cg_mbar_init_fence(cg_ctx *C) {
+    cg_inline_asm(C, C->vd, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0, true);
+}
+
+void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred) {
+    char text[160];
+    snprintf(text, sizeof text,
+             "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], %d; }", bytes);
+    cg_inline_asm(C, C->vd, text, "r,r,~{memory}", (LLVMValueRef[]){bar32, pred}, 2, true);
+}
+
+/* Spin until the phase of parity `parity` (i32 0/1) completed. The labels
+ * are local to the braces, so the statement may appear many times. */
+void cg_mbar_wait(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef parity) {
+    cg_inline_asm(C, C->vd,
+                  "{ .reg .pred done; waitloop: mbarrier.try_wait.parity.shared::cta.b64 done, [$0], $1; "
+                  "@!done bra waitloop; }",
+                  "r,r,~{memory}", (LLVMValueRef[]){bar32, parity}, 2, true);
+}
+
+void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
+    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.inval.shared::cta.b64 [$0]; }",
+                  "r,r,~{memory}", (LLVMValueRef[]){bar32, pred}, 2, true);
+}
+
+/* One box of map m at element coordinates (x + dx along the stored dim,
+ * y + dy along the other) into dst32 + ddst, completing on bar32. The
+ * constant parts are immediates inside the statement: a ring's dozens of
+ * boxes then keep three base registers live across the loop, not one
+ * hoisted register per box. */
+void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
+                 LLVMValueRef bar32, LLVMValueRef pred) {
+    char text[320];
+    snprintf(text, sizeof text,
+             "{ .reg .pred p; .reg .b32 d, x, y; setp.ne.b32 p, $5, 0; add.s32 d, $0, %d; add.s32 x, $2, %d; "
+             "add.s32 y, $3, %d; @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+             "[d], [$1, {x, y}], [$4]; }",
+             ddst, dx, dy);
+    cg_inline_asm(C, C->vd, text, "r,l,r,r,r,r,~{memory}", (LLVMValueRef[]){dst32, m->map, x, y, bar32, pred}, 6, true);
+}
