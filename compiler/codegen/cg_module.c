@@ -394,6 +394,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
 
     ir_region *body = f->body;
     int np = body->args.len;
+    C->entry = entry;
     cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
     LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
     if (!pt) { C->failed = true; return; }

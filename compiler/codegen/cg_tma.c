@@ -169,29 +169,34 @@ static bool stride_is_1(cg_ctx *C, ir_value *s) {
     return !s || (a->has_value && a->value == 1);
 }
 
-static void consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
+/* Plan TMA for RING load ld of loop: NULL when taken, else why not (for
+ * -Rpass-missed); "" where TMA is not in question (no wgmma dot reads it:
+ * the dot's own remark says why). */
+static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     ir_value *v = ld->results[0];
     const pl_entry *e = pl_get(C->pl, v);
-    if (!e || e->kind != PL_RING || e->loop != loop || C->num_tma == CG_MAX_TMA) return;
+    if (!e || e->kind != PL_RING || e->loop != loop) return "";
     int role;
     ir_inst *dot = cg_dot_reading(loop, v, &role);
-    if (!dot || !cg_dot_takes_wgmma(C, dot)) return;
+    if (!dot || !cg_dot_takes_wgmma(C, dot)) return "";
+    if (C->num_tma == CG_MAX_TMA) return "more tensor maps than a kernel takes";
     ir_value *base, *dims[2], *strides[2], *offs[2];
     if (ld->op == IR_DESC_LOAD) {
         base = ld->operands[0];
         for (int d = 0; d < 2; d++) dims[d] = ld->operands[1 + d], strides[d] = ld->operands[3 + d], offs[d] = ld->operands[5 + d];
     } else if (!load_as_desc(C, ld, &base, dims, strides, offs))
-        return;
+        return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0 (write it as a tensor_desc load)";
     int arg = arg_index(C, base), fast = e->colv, slow = 1 - fast;
     blk_dtype t = (blk_dtype)v->type.dtype;
     int eb = pl_elem_bytes(t);
-    if (arg < 0 || ax_elem_div(C->ax, base) < 16 || !stride_is_1(C, strides[fast]) || !strides[slow] ||
-        ax_elem_div(C->ax, strides[slow]) * eb % 16)
-        return;
+    if (arg < 0) return "the base is not a kernel argument";
+    if (ax_elem_div(C->ax, base) < 16) return "the base is not 16-byte aligned in this variant";
+    if (!stride_is_1(C, strides[fast]) || !strides[slow]) return "the stored dim's stride is not 1";
+    if (ax_elem_div(C->ax, strides[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
     int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
     /* an a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row) */
     int R = role == 0 ? 8 : rows < 256 ? rows : 256;
-    if (cols % panel || rows % R) return;
+    if (cols % panel || rows % R) return "the tile is not whole 128-byte panels";
     blk_strbuf text;
     sb_init(&text);
     bool ok = true;
@@ -202,6 +207,7 @@ static void consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     sb_putc(&text, ':');
     ok = ok && factors(C, strides[slow], &text);
     sb_printf(&text, ":%d,%d:128", panel, R);
+    const char *why = NULL;
     if (ok) {
         cg_tma *m = &C->tma[C->num_tma++];
         *m = (cg_tma){.ld = ld, .arg = arg, .fast = fast, .panel = panel, .box_rows = R, .off = {offs[0], offs[1]}};
@@ -210,8 +216,13 @@ static void consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         if (s) memcpy(s, text.data, n);
         m->meta = s;
         if (!s) C->failed = true;
-    }
+        if ((C->remarks & CG_REMARKS) && !C->failed)
+            diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d boxes of %dx%d per slot (tensor map %s)",
+                        C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R), panel, R, s);
+    } else
+        why = "a dim or stride is not a product of integer arguments and constants";
     sb_free(&text);
+    return why;
 }
 
 static void walk(cg_ctx *C, ir_region *r) {
@@ -219,7 +230,12 @@ static void walk(cg_ctx *C, ir_region *r) {
         for (int k = 0; k < in->num_regions; k++) walk(C, in->regions[k]);
         if (in->op != IR_FOR) continue;
         for (ir_inst *i = in->regions[0]->first; i; i = i->next)
-            if ((i->op == IR_DESC_LOAD || i->op == IR_LOAD) && i->num_results) consider(C, in, i);
+            if ((i->op == IR_DESC_LOAD || i->op == IR_LOAD) && i->num_results) {
+                const char *why = consider(C, in, i);
+                if (why && *why && C->remarks)
+                    diag_remark(C->diag, i->loc, "load in %s: ring filled by cp.async, not TMA: %s",
+                                C->entry ? C->entry : C->f->name, why);
+            }
     }
 }
 
