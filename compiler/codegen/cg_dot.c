@@ -694,6 +694,8 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
         off[d] = ov ? cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I32, eval_at(C, loop, ov, iv64, NULL).v[0])
                     : cg_const_i32(C, 0);
     }
+    LLVMValueRef z = m->z ? cg_cast_scalar(C, ld->loc, (blk_dtype)m->z->type.dtype, DT_I32, eval_at(C, loop, m->z, iv64, NULL).v[0])
+                          : NULL;
     sm_tile t = rt->t;
     t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
                            1, "");
@@ -709,7 +711,7 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     for (int p = 0; p < panels; p++)
         for (int q = 0; q < rows / R; q++) {
             cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast],
-                        src_row[q * R / 8], bar32, pred);
+                        src_row[q * R / 8], z, bar32, pred);
         }
 }
 

@@ -47,6 +47,7 @@ typedef struct {
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
+    ir_value *z;         /* a 3-d map's plane coordinate (NULL: 2-d) */
     const char *meta;    /* its blk-meta tmaps= entry */
     LLVMValueRef map;    /* the grid-constant CUtensorMap parameter */
 } cg_tma;
@@ -196,7 +197,7 @@ void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred)
 void cg_mbar_wait(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef parity);
 void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
-                 LLVMValueRef bar32, LLVMValueRef pred);
+                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */
 LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align);

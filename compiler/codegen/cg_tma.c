@@ -43,11 +43,11 @@ static bool factors(cg_ctx *C, const ir_value *v, blk_strbuf *out) {
             return true;
         }
     const ir_inst *d = v->def;
-    if (!d || v->type.rank) return false;
-    if (d->op == IR_CONST && dtype_is_int((blk_dtype)v->type.dtype) && d->ival > 0) {
+    if (d && d->op == IR_CONST && dtype_is_int((blk_dtype)v->type.dtype) && d->ival > 0) { /* also a constant block */
         sb_printf(out, "%lld", (long long)d->ival);
         return true;
     }
+    if (!d || v->type.rank) return false;
     if (d->op == IR_CAST && dtype_is_int((blk_dtype)v->type.dtype) &&
         dtype_is_int((blk_dtype)d->operands[0]->type.dtype) &&
         dtype_bits((blk_dtype)v->type.dtype) >= dtype_bits((blk_dtype)d->operands[0]->type.dtype))
@@ -71,7 +71,7 @@ static bool factors(cg_ctx *C, const ir_value *v, blk_strbuf *out) {
  * where the pointer form computes in its index type: they differ only
  * where that arithmetic wraps. */
 typedef struct {
-    ir_value *base;
+    ir_value *base, *plane;       /* P, or P + plane (a scalar offset: attention's head) */
     ir_value *vec[2], *stride[2]; /* per dim: the 1-d index, its stride (NULL: 1) */
     ir_value *mvec[2], *bound[2]; /* per dim: the mask's index and bound */
 } ptr_form;
@@ -81,8 +81,10 @@ static ir_value *unbroadcast(ir_value *v) {
     return v;
 }
 
+/* the scalar a block repeats: a splat's operand, or a constant block */
 static ir_value *splat_of(ir_value *v) {
     v = unbroadcast(v);
+    if (v->def && v->def->op == IR_CONST && !v->def->num_operands) return v;
     return v->def && v->def->op == IR_SPLAT && v->def->operands[0]->type.rank == 0 ? v->def->operands[0] : NULL;
 }
 
@@ -113,7 +115,11 @@ static bool ptr_terms(ir_value *v, ptr_form *pf) {
     v = unbroadcast(v);
     ir_inst *d = v->def;
     if (d && d->op == IR_PTRADD) return ptr_terms(d->operands[0], pf) && index_terms(d->operands[1], pf);
-    if (d && d->op == IR_SPLAT && !pf->base) return (pf->base = d->operands[0]) != NULL;
+    if (d && d->op == IR_SPLAT && !pf->base) {
+        ir_value *x = d->operands[0];
+        if (x->def && x->def->op == IR_PTRADD && x->type.rank == 0) pf->plane = x->def->operands[1], x = x->def->operands[0];
+        return (pf->base = x) != NULL;
+    }
     return false;
 }
 
@@ -142,19 +148,49 @@ static bool offset_of(ir_value *x, ir_value **o) {
     return false;
 }
 
-/* The descriptor a RING pointer load reads through: base, dims, strides
- * (NULL: 1) and offsets (NULL: 0) per value dim, or false. */
-static bool load_as_desc(cg_ctx *C, ir_inst *ld, ir_value **base, ir_value **dims, ir_value **strides, ir_value **offs) {
+/* What a TMA ring reads: base, per value dim its bound (dim, or the
+ * constant dimc where dim is NULL), stride (NULL: 1) and offset (NULL: 0),
+ * and a plane: base + z * (zstride's factors), a third map dim of unbounded
+ * extent whose coordinate z (never negative) is fixed per program. */
+typedef struct {
+    ir_value *base;
+    ir_value *dim[2], *stride[2], *off[2];
+    int64_t dimc[2];
+    ir_value *plane, *z;
+} tma_form;
+
+/* The leaves of a product (through widening integer casts). */
+static int product_leaves(ir_value *v, ir_value **out, int n, int max) {
+    ir_inst *d = v->def;
+    if (d && v->type.rank == 0 && d->op == IR_MUL && n >= 0) {
+        n = product_leaves(d->operands[0], out, n, max);
+        return n < 0 ? n : product_leaves(d->operands[1], out, n, max);
+    }
+    if (d && v->type.rank == 0 && d->op == IR_CAST && dtype_is_int((blk_dtype)v->type.dtype) &&
+        dtype_is_int((blk_dtype)d->operands[0]->type.dtype) &&
+        dtype_bits((blk_dtype)v->type.dtype) >= dtype_bits((blk_dtype)d->operands[0]->type.dtype))
+        return product_leaves(d->operands[0], out, n, max);
+    if (n < 0 || n == max) return -1;
+    out[n] = v;
+    return n + 1;
+}
+
+/* A RING pointer load of descriptor form (above), or false. A dim with no
+ * mask qualifies when its index is arange(0, n): bound n. */
+static bool load_as_desc(cg_ctx *C, ir_inst *ld, tma_form *tf) {
     ptr_form pf = {0};
     if (ld->num_operands < 2 || !ptr_terms(ld->operands[0], &pf) || !mask_terms(ld->operands[1], &pf)) return false;
     for (int d = 0; d < 2; d++) {
         ir_value *x = pf.vec[d];
-        if (!x || x != pf.mvec[d] || !dtype_is_signed((blk_dtype)x->type.dtype) || !ax_get(C->ax, x)->nonneg ||
-            !offset_of(x, &offs[d]))
+        if (!x || (pf.mvec[d] && x != pf.mvec[d]) || !dtype_is_signed((blk_dtype)x->type.dtype) ||
+            !ax_get(C->ax, x)->nonneg || !offset_of(x, &tf->off[d]))
             return false;
-        dims[d] = pf.bound[d], strides[d] = pf.stride[d];
+        if (!pf.mvec[d] && tf->off[d]) return false;
+        tf->dim[d] = pf.bound[d], tf->dimc[d] = pf.mvec[d] ? 0 : x->type.shape[0];
+        tf->stride[d] = pf.stride[d];
     }
-    *base = pf.base;
+    tf->base = pf.base;
+    tf->plane = pf.plane;
     return true;
 }
 
@@ -172,6 +208,38 @@ static bool stride_is_1(cg_ctx *C, ir_value *s) {
 /* Plan TMA for RING load ld of loop: NULL when taken, else why not (for
  * -Rpass-missed); "" where TMA is not in question (no wgmma dot reads it:
  * the dot's own remark says why). */
+static bool dim_text(cg_ctx *C, const tma_form *tf, int d, blk_strbuf *out) {
+    if (!tf->dim[d]) {
+        sb_printf(out, "%lld", (long long)tf->dimc[d]);
+        return true;
+    }
+    return factors(C, tf->dim[d], out);
+}
+
+/* The plane's stride: every leaf of its product but one, which is z (never
+ * negative, at most 32 bits: a TMA coordinate). */
+static bool plane_text(cg_ctx *C, tma_form *tf, blk_strbuf *out) {
+    ir_value *leaf[8];
+    int n = product_leaves(tf->plane, leaf, 0, 8), k = 0;
+    for (int i = 0; i < n; i++) {
+        blk_strbuf t;
+        sb_init(&t);
+        bool ok = factors(C, leaf[i], &t);
+        if (ok) sb_printf(out, "%s%s", k++ ? "*" : "", t.data);
+        sb_free(&t);
+        if (ok) continue;
+        if (tf->z || !dtype_is_signed((blk_dtype)leaf[i]->type.dtype) || dtype_bits((blk_dtype)leaf[i]->type.dtype) > 32 ||
+            !ax_get(C->ax, leaf[i])->nonneg)
+            return false;
+        tf->z = leaf[i];
+    }
+    if (!k) sb_putc(out, '1');
+    return n > 0 && tf->z;
+}
+
+/* Plan TMA for RING load ld of loop: NULL when taken, else why not (for
+ * -Rpass-missed); "" where TMA is not in question (no wgmma dot reads it:
+ * the dot's own remark says why). */
 static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     ir_value *v = ld->results[0];
     const pl_entry *e = pl_get(C->pl, v);
@@ -180,19 +248,21 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     ir_inst *dot = cg_dot_reading(loop, v, &role);
     if (!dot || !cg_dot_takes_wgmma(C, dot)) return "";
     if (C->num_tma == CG_MAX_TMA) return "more tensor maps than a kernel takes";
-    ir_value *base, *dims[2], *strides[2], *offs[2];
+    tma_form tf = {0};
     if (ld->op == IR_DESC_LOAD) {
-        base = ld->operands[0];
-        for (int d = 0; d < 2; d++) dims[d] = ld->operands[1 + d], strides[d] = ld->operands[3 + d], offs[d] = ld->operands[5 + d];
-    } else if (!load_as_desc(C, ld, &base, dims, strides, offs))
+        tf.base = ld->operands[0];
+        for (int d = 0; d < 2; d++)
+            tf.dim[d] = ld->operands[1 + d], tf.stride[d] = ld->operands[3 + d], tf.off[d] = ld->operands[5 + d];
+    } else if (!load_as_desc(C, ld, &tf))
         return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0 (write it as a tensor_desc load)";
-    int arg = arg_index(C, base), fast = e->colv, slow = 1 - fast;
+    int arg = arg_index(C, tf.base), fast = e->colv, slow = 1 - fast;
     blk_dtype t = (blk_dtype)v->type.dtype;
     int eb = pl_elem_bytes(t);
     if (arg < 0) return "the base is not a kernel argument";
-    if (ax_elem_div(C->ax, base) < 16) return "the base is not 16-byte aligned in this variant";
-    if (!stride_is_1(C, strides[fast]) || !strides[slow]) return "the stored dim's stride is not 1";
-    if (ax_elem_div(C->ax, strides[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
+    if (ax_elem_div(C->ax, tf.base) < 16) return "the base is not 16-byte aligned in this variant";
+    if (!stride_is_1(C, tf.stride[fast]) || !tf.stride[slow]) return "the stored dim's stride is not 1";
+    if (ax_elem_div(C->ax, tf.stride[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
+    if (tf.plane && ax_elem_div(C->ax, tf.plane) * eb % 16) return "the scalar offset is not a multiple of 16 bytes in this variant";
     int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
     /* an a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row) */
     int R = role == 0 ? 8 : rows < 256 ? rows : 256;
@@ -201,16 +271,22 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     sb_init(&text);
     bool ok = true;
     sb_printf(&text, "%s:", C->f->param_names.data[arg]);
-    ok = ok && factors(C, dims[fast], &text);
+    ok = ok && dim_text(C, &tf, fast, &text);
     sb_putc(&text, ',');
-    ok = ok && factors(C, dims[slow], &text);
+    ok = ok && dim_text(C, &tf, slow, &text);
+    if (tf.plane) sb_puts(&text, ",2147483647"); /* the pointer form bounds no plane */
     sb_putc(&text, ':');
-    ok = ok && factors(C, strides[slow], &text);
-    sb_printf(&text, ":%d,%d:128", panel, R);
+    ok = ok && factors(C, tf.stride[slow], &text);
+    if (tf.plane) {
+        sb_putc(&text, ',');
+        ok = ok && plane_text(C, &tf, &text);
+    }
+    sb_printf(&text, ":%d,%d%s:128", panel, R, tf.plane ? ",1" : "");
     const char *why = NULL;
     if (ok) {
         cg_tma *m = &C->tma[C->num_tma++];
-        *m = (cg_tma){.ld = ld, .arg = arg, .fast = fast, .panel = panel, .box_rows = R, .off = {offs[0], offs[1]}};
+        *m = (cg_tma){.ld = ld, .arg = arg, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+                      .z = tf.z};
         size_t n = strlen(text.data) + 1;
         char *s = arena_alloc(C->a, n);
         if (s) memcpy(s, text.data, n);
@@ -309,12 +385,13 @@ void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
  * boxes then keep three base registers live across the loop, not one
  * hoisted register per box. */
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
-                 LLVMValueRef bar32, LLVMValueRef pred) {
-    char text[320];
+                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred) {
+    char text[360];
     snprintf(text, sizeof text,
              "{ .reg .pred p; .reg .b32 d, x, y; setp.ne.b32 p, $5, 0; add.s32 d, $0, %d; add.s32 x, $2, %d; "
-             "add.s32 y, $3, %d; @p cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-             "[d], [$1, {x, y}], [$4]; }",
-             ddst, dx, dy);
-    cg_inline_asm(C, C->vd, text, "r,l,r,r,r,r,~{memory}", (LLVMValueRef[]){dst32, m->map, x, y, bar32, pred}, 6, true);
+             "add.s32 y, $3, %d; @p cp.async.bulk.tensor.%s.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+             "[d], [$1, {x, y%s}], [$4]; }",
+             ddst, dx, dy, z ? "3d" : "2d", z ? ", $6" : "");
+    LLVMValueRef args[7] = {dst32, m->map, x, y, bar32, pred, z};
+    cg_inline_asm(C, C->vd, text, z ? "r,l,r,r,r,r,r,~{memory}" : "r,l,r,r,r,r,~{memory}", args, z ? 7 : 6, true);
 }
