@@ -169,7 +169,7 @@ int rt_tmap_dtype(rt_type t);
 typedef struct {
     rt_tmap_args key;
     uint64_t hash;           /* of key; 0: an empty slot */
-    CUtensorMap map;
+    unsigned char map[sizeof(CUtensorMap)]; /* bytes: CUtensorMap's 128-byte alignment would over-align the device */
 } rt_tmap_entry;
 
 typedef struct {

@@ -155,7 +155,7 @@ blkrt_status rt_tmap_encode(blkrt_device *d, const blkrt_kernel *k, const rt_tma
     pthread_mutex_lock(&c->lock);
     for (int i = 0; i < RT_TMAP_CACHE; i++)
         if (c->e[i].hash == h && memcmp(&c->e[i].key, a, sizeof *a) == 0) {
-            *map = c->e[i].map;
+            memcpy(map, c->e[i].map, sizeof *map);
             pthread_mutex_unlock(&c->lock);
             return BLKRT_OK;
         }
@@ -166,7 +166,7 @@ blkrt_status rt_tmap_encode(blkrt_device *d, const blkrt_kernel *k, const rt_tma
         c->next = (c->next + 1) % RT_TMAP_CACHE;
         e->key = *a;
         e->hash = h;
-        e->map = *map;
+        memcpy(e->map, map, sizeof *map);
     }
     pthread_mutex_unlock(&c->lock);
     if (r == RT_CUDA_SUCCESS) return BLKRT_OK;
