@@ -36,6 +36,17 @@ typedef int CUfunction_attribute;
 typedef int CUjit_option;
 typedef int CUstreamCaptureMode;
 typedef int CUdriverProcAddressQueryResult;
+typedef unsigned int cuuint32_t;
+typedef int CUtensorMapDataType;
+typedef int CUtensorMapInterleave;
+typedef int CUtensorMapSwizzle;
+typedef int CUtensorMapL2promotion;
+typedef int CUtensorMapFloatOOBfill;
+/* 128 opaque bytes; the driver wants them 64-byte aligned, cuda.h declares
+ * 128 (the stricter one serves both). */
+typedef struct CUtensorMap_st {
+    _Alignas(128) cuuint64_t opaque[16];
+} CUtensorMap;
 #endif
 
 /* Constants, RT_-prefixed so that the ABI test can compare them with cuda.h. */
@@ -105,6 +116,24 @@ enum {
     RT_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
     RT_CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1,
     RT_CU_GET_PROC_ADDRESS_SUCCESS = 0,
+
+    RT_CU_TENSOR_MAP_DATA_TYPE_UINT8 = 0,
+    RT_CU_TENSOR_MAP_DATA_TYPE_UINT16 = 1,
+    RT_CU_TENSOR_MAP_DATA_TYPE_UINT32 = 2,
+    RT_CU_TENSOR_MAP_DATA_TYPE_INT32 = 3,
+    RT_CU_TENSOR_MAP_DATA_TYPE_UINT64 = 4,
+    RT_CU_TENSOR_MAP_DATA_TYPE_INT64 = 5,
+    RT_CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+    RT_CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+    RT_CU_TENSOR_MAP_DATA_TYPE_FLOAT64 = 8,
+    RT_CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+    RT_CU_TENSOR_MAP_INTERLEAVE_NONE = 0,
+    RT_CU_TENSOR_MAP_SWIZZLE_NONE = 0,
+    RT_CU_TENSOR_MAP_SWIZZLE_32B = 1,
+    RT_CU_TENSOR_MAP_SWIZZLE_64B = 2,
+    RT_CU_TENSOR_MAP_SWIZZLE_128B = 3,
+    RT_CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
+    RT_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
 };
 
 /* Dynamic shared memory above this needs cuFuncSetAttribute (opt-in). */
@@ -170,18 +199,31 @@ enum {
     X(cuGraphExecDestroy, 10000, cuGraphExecDestroy, (CUgraphExec exec))                                \
     X(cuGraphDestroy, 10000, cuGraphDestroy, (CUgraph graph))
 
+/* Entry points a driver may lack without the runtime being unusable: their
+ * table field is NULL then, and only the feature that needs one fails, with
+ * a message naming it. cuTensorMapEncodeTiled (CUDA 12.0): TMA tensor maps,
+ * needed only by variants with tmaps= (tmap.c). */
+#define RT_CUDA_OPTIONAL_FUNCS(X)                                                                       \
+    X(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled,                                            \
+      (CUtensorMap * map, CUtensorMapDataType dtype, cuuint32_t rank, void *addr, const cuuint64_t *dims, \
+       const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *elem_strides,                \
+       CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,         \
+       CUtensorMapFloatOOBfill oob))
+
 /* The resolver itself, found with dlsym (CUDA 12.0 ABI). */
 typedef CUresult (*rt_pfn_cuGetProcAddress)(const char *symbol, void **fn, int version, cuuint64_t flags,
                                             CUdriverProcAddressQueryResult *found);
 
 #define RT_CUDA_PFN_TYPEDEF(name, version, symbol, params) typedef CUresult (*rt_pfn_##name) params;
 RT_CUDA_FUNCS(RT_CUDA_PFN_TYPEDEF)
+RT_CUDA_OPTIONAL_FUNCS(RT_CUDA_PFN_TYPEDEF)
 #undef RT_CUDA_PFN_TYPEDEF
 
 /* The dispatch table: one pointer per entry point, filled once. */
 typedef struct {
 #define RT_CUDA_FIELD(name, version, symbol, params) rt_pfn_##name name;
     RT_CUDA_FUNCS(RT_CUDA_FIELD)
+    RT_CUDA_OPTIONAL_FUNCS(RT_CUDA_FIELD) /* NULL where the driver lacks them */
 #undef RT_CUDA_FIELD
 } rt_cuda;
 

@@ -126,6 +126,7 @@ blkrt_status blkrt_device_open(int ordinal, blkrt_device **out) {
         free(d);
         return rt_cu_err(r, "cuDevicePrimaryCtxRetain");
     }
+    rt_tmap_cache_init(&d->tmaps);
     *out = d;
     return BLKRT_OK;
 }
@@ -147,6 +148,7 @@ blkrt_status blkrt_device_close(blkrt_device *d) {
         if (d->cu->cuCtxGetCurrent(&cur) == RT_CUDA_SUCCESS && cur == d->ctx) d->cu->cuCtxSetCurrent(NULL);
         CUresult r = d->cu->cuDevicePrimaryCtxRelease(d->dev);
         if (r != RT_CUDA_SUCCESS) return rt_cu_err(r, "cuDevicePrimaryCtxRelease");
+        rt_tmap_cache_destroy(&d->tmaps);
     }
     d->magic = RT_MAGIC_DEAD;
     free(d);

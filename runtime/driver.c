@@ -3,7 +3,8 @@
  * libblkrt has no link-time CUDA dependency: the first call that needs the
  * GPU dlopens libcuda.so.1 (or $BLKRT_CUDA_LIBRARY, which the tests point at
  * a fake driver), resolves every entry point of cuda_api.h and calls cuInit,
- * exactly once per process (pthread_once). The table is immutable afterwards,
+ * exactly once per process (pthread_once). A missing optional entry point
+ * (RT_CUDA_OPTIONAL_FUNCS) leaves its field NULL: only what needs it fails. The table is immutable afterwards,
  * so the launch path reads it without a lock. A missing driver is a status
  * with a message, never a crash: the CPU device works without one.
  */
@@ -60,6 +61,10 @@ static void load(void) {
     }
     RT_CUDA_FUNCS(RT_RESOLVE)
 #undef RT_RESOLVE
+#define RT_RESOLVE_OPTIONAL(name, version, symbol, params) \
+    *(void **)&drv.cu.name = resolve(lib, gpa, #name, version, #symbol);
+    RT_CUDA_OPTIONAL_FUNCS(RT_RESOLVE_OPTIONAL)
+#undef RT_RESOLVE_OPTIONAL
     CUresult r = drv.cu.cuInit(0);
     if (r == RT_CUDA_ERROR_NO_DEVICE) {
         drv.no_device = true;

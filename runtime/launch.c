@@ -3,9 +3,11 @@
  * The checked path validates everything a launch needs before the driver
  * sees it, in this order: handles, argument count, each argument's kind and
  * range (converted into per-parameter slots on the stack), the variant whose
- * assumptions the arguments satisfy, grid, block, shared memory. Only then
- * cuLaunchKernel. The host cost is the point of this file: no allocation,
- * no locks, no string work unless an error is reported; everything that can
+ * assumptions the arguments satisfy (and whose TMA tensor maps, if it has
+ * any, can be encoded for them: tmap.c), grid, block, shared memory. Only
+ * then the maps (the device's cache) and cuLaunchKernel. The host cost is
+ * the point of this file: no allocation, no locks (but the map cache's, for
+ * variants with maps), no string work unless an error is reported; everything that can
  * be computed once was computed when the module was loaded (module.c), or
  * for a kernel from source when its variant was first needed (lazy.c).
  * After the launch, a record in the device's launch log (stream.c: a spin
@@ -52,8 +54,18 @@ static blkrt_status check_shared(const blkrt_kernel *k, const rt_variant *v, con
     return BLKRT_OK;
 }
 
+/* A variant whose tensor maps cannot be encoded for these arguments. */
+static blkrt_status maps_unfit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args) {
+    rt_tmap_args ta[RT_MAX_TMAPS];
+    int bad = 0;
+    rt_tmap_fit f = rt_tmaps_fit(k, v, args, ta, &bad);
+    return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel '%s': no variant accepts these arguments: entry '%s' takes a tensor map of '%s' and %s",
+                  k->name, v->entry, k->meta->params[v->tmaps[bad].arg].name, rt_tmap_fit_text(f));
+}
+
 /* Why no variant matched: the first assumption of the least specialised one. */
-static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1) {
+static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1, const blkrt_arg *args) {
     const rt_variant *v = &k->variants[k->nvariants - 1];
     for (int p = 0; p < k->meta->nparams; p++) {
         uint64_t bit = UINT64_C(1) << p;
@@ -68,6 +80,7 @@ static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1
                           "and it is not",
                           k->name, k->meta->params[p].name, v->entry);
     }
+    if (v->ntmaps) return maps_unfit(k, v, args);
     return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': no variant accepts these arguments", k->name);
 }
 
@@ -97,7 +110,9 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
                       mk->nparams == 1 ? "" : "s", nargs, nargs > 0 && !args ? " (args is NULL)" : "");
 
     uint64_t slots[RT_MAX_PARAMS];
-    void *params[RT_MAX_PARAMS];
+    void *params[RT_MAX_PARAMS + RT_MAX_TMAPS]; /* the declared params, then the variant's tensor maps */
+    rt_tmap_args ta[RT_MAX_TMAPS];              /* the chosen variant's maps for these arguments */
+    int bad;
     uint64_t d16 = 0, eq1 = 0;
     for (int i = 0; i < nargs; i++) {
         bool is_d16, is_eq1;
@@ -108,13 +123,20 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
     }
     rt_variant *v = NULL;
     if (k->lazy) {
-        /* from source: the variant of exactly this key, compiled if new */
+        /* from source: the variant of exactly this key, compiled if new;
+         * if its tensor maps do not fit these tensors, the unspecialised
+         * variant (which has none) */
         if ((st = rt_lazy_get(k, d16 & k->may_d16, eq1 & k->may_eq1, &v))) return st;
+        if (v->ntmaps && rt_tmaps_fit(k, v, args, ta, &bad) && (st = rt_lazy_get(k, 0, 0, &v))) return st;
+        if (v->ntmaps && rt_tmaps_fit(k, v, args, ta, &bad)) return maps_unfit(k, v, args);
     } else {
-        /* Most specialised first: the first whose assumptions all hold. */
+        /* Most specialised first: the first whose assumptions all hold and
+         * whose tensor maps (if any) can be encoded for these arguments. */
         for (int j = 0; j < k->nvariants && !v; j++)
-            if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0) v = &k->variants[j];
-        if (!v) return no_variant(k, d16, eq1);
+            if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0 &&
+                (!k->variants[j].ntmaps || rt_tmaps_fit(k, &k->variants[j], args, ta, &bad) == RT_TMAP_FITS))
+                v = &k->variants[j];
+        if (!v) return no_variant(k, d16, eq1, args);
     }
     if ((st = check_grid(k, d, grid))) return st;
     unsigned threads = 32u * (unsigned)v->num_warps;
@@ -134,6 +156,18 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
 
     rt_ctx_scope sc;
     CUresult r = rt_ctx_enter(d, &sc);
+    /* The tensor maps, by value after the declared params (the entry's
+     * ".param .align 64 .b8 NAME[128]"): from the device's cache, encoded
+     * on a miss. The driver copies parameters at the launch (or capture),
+     * so the stack is a fine home. */
+    CUtensorMap maps[RT_MAX_TMAPS];
+    for (int i = 0; r == RT_CUDA_SUCCESS && i < v->ntmaps; i++) {
+        if ((st = rt_tmap_encode(d, k, &v->tmaps[i], &ta[i], &maps[i]))) {
+            rt_ctx_leave(d, &sc);
+            return st;
+        }
+        params[nargs + i] = &maps[i];
+    }
     if (r == RT_CUDA_SUCCESS) {
         if (prof) rt_prof_begin(&pl, k, v, s, cs);
         r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs, params,

@@ -1,12 +1,15 @@
 /* meta.c — parsing "blk-meta" lines (grammar in docs/runtime.md).
  *
  *   line    := ws* "//" ws* "blk-meta" ws+ "v1" (ws+ field)*
- *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec
+ *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec tmaps
  *   params  := "" | param ("," param)*      param := name ":" type
  *   type    := scalar | "*" scalar | "*const." scalar   ("*const " scalar is accepted too)
  *   consts  := "" | const ("," const)*      const := name ":" scalar ":" literal
  *   spec    := item ("," item)*             item  := [name ":"] ("d16" | "eq1" | "-")
  *   nospec  := name ("," name)*             parameters no variant may assume anything of
+ *   tmaps   := "" | map (";" map)*          map := arg ":" dims ":" strides ":" box ":" swizzle
+ *   dims, strides := "" | expr ("," expr)*  expr := factor ("*" factor)*  factor := decimal | int param
+ *   box     := int ("," int)*               swizzle := 0 | 32 | 64 | 128
  *
  * Fields are separated by spaces; in the accepted "*const T" spelling the one
  * space belongs to the type. Every error names its line; the parser never trusts the text
@@ -15,6 +18,7 @@
 #include "meta.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -150,16 +154,25 @@ static int count_items(slice s) {
     return n;
 }
 
-/* Next comma-separated item of *rest. */
-static slice next_item(slice *rest) {
+/* Next c-separated part of *rest. */
+static slice next_part(slice *rest, char c) {
     slice item = *rest, tail;
-    if (split(*rest, ',', &item, &tail)) {
+    if (split(*rest, c, &item, &tail)) {
         *rest = tail;
     } else {
         rest->s += rest->n;
         rest->n = 0;
     }
     return item;
+}
+
+/* Next comma-separated item of *rest. */
+static slice next_item(slice *rest) { return next_part(rest, ','); }
+
+static int count_char(slice s, char c) {
+    int n = 0;
+    for (size_t i = 0; i < s.n; i++) n += s.s[i] == c;
+    return n;
 }
 
 static bool parse_int(parser *P, slice v, const char *what, long long lo, long long hi, long long *out) {
@@ -325,6 +338,99 @@ static bool parse_spec(parser *P, slice v, const rt_meta_kernel *k, rt_meta_vari
     return true;
 }
 
+/* One factor product of a tmaps dim or stride: "K", "M*H", "64". */
+static bool parse_tmap_expr(parser *P, slice v, const rt_meta_kernel *k, const char *arg, rt_tmap_expr *e) {
+    int n = count_char(v, '*') + 1;
+    if (n > RT_TMAP_MAX_FACTORS)
+        FAIL(P, "blk-meta line %d: tmaps: '%.*s' in the map of '%s' has %d factors (at most %d)", P->line, (int)v.n,
+             v.s, arg, n, RT_TMAP_MAX_FACTORS);
+    slice rest = v;
+    e->nfactors = n;
+    for (int i = 0; i < n; i++) {
+        slice f = next_part(&rest, '*');
+        if (f.n > 0 && is_digit(f.s[0])) {
+            /* a decimal: small enough that products of 4 are checked at launch without surprises */
+            int64_t x = 0;
+            for (size_t j = 0; j < f.n; j++) {
+                if (!is_digit(f.s[j]) || x > (INT64_C(1) << 40))
+                    FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an "
+                         "integer parameter)", P->line, (int)f.n, f.s, arg);
+                x = x * 10 + (f.s[j] - '0');
+            }
+            if (x < 1 || x > (INT64_C(1) << 40))
+                FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an "
+                     "integer parameter)", P->line, (int)f.n, f.s, arg);
+            e->f[i].param = -1;
+            e->f[i].value = x;
+            continue;
+        }
+        if (!valid_name(f, false))
+            FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an integer "
+                 "parameter)", P->line, (int)f.n, f.s, arg);
+        int p = 0;
+        while (p < k->nparams && !slice_eq(f, k->params[p].name)) p++;
+        if (p == k->nparams) FAIL(P, "blk-meta line %d: tmaps: unknown parameter '%.*s'", P->line, (int)f.n, f.s);
+        if (!rt_type_is_int(k->params[p].type))
+            FAIL(P, "blk-meta line %d: tmaps: factor '%s' in the map of '%s' is a %s parameter, not an integer",
+                 P->line, k->params[p].name, arg, k->params[p].type_str);
+        e->f[i].param = p;
+        e->f[i].value = 0;
+    }
+    return true;
+}
+
+/* tmaps=MAP;MAP;...  MAP := ARG ":" DIMS ":" STRIDES ":" BOX ":" SWIZZLE */
+static bool parse_tmaps(parser *P, slice v, const rt_meta_kernel *k, rt_meta_variant *var) {
+    int n = v.n ? count_char(v, ';') + 1 : 0;
+    if (n > RT_MAX_TMAPS) FAIL(P, "blk-meta line %d: tmaps: %d maps (at most %d)", P->line, n, RT_MAX_TMAPS);
+    var->ntmaps = n;
+    var->tmaps = rt_pool_alloc(P->pool, sizeof(rt_tmap) * (size_t)(n ? n : 1));
+    if (!var->tmaps) FAIL_OOM(P);
+    slice maps = v;
+    for (int i = 0; i < n; i++) {
+        slice map = next_part(&maps, ';');
+        if (count_char(map, ':') != 4)
+            FAIL(P, "blk-meta line %d: tmaps: '%.*s' is not ARG:DIMS:STRIDES:BOX:SWIZZLE", P->line, (int)map.n, map.s);
+        slice rest = map, name = next_part(&rest, ':'), dims = next_part(&rest, ':'),
+              strides = next_part(&rest, ':'), box = next_part(&rest, ':'), swz = rest;
+        rt_tmap *t = &var->tmaps[i];
+        t->arg = 0;
+        while (t->arg < k->nparams && !slice_eq(name, k->params[t->arg].name)) t->arg++;
+        if (t->arg == k->nparams)
+            FAIL(P, "blk-meta line %d: tmaps: unknown parameter '%.*s'", P->line, (int)name.n, name.s);
+        const rt_param *p = &k->params[t->arg];
+        if (p->type != RT_T_PTR)
+            FAIL(P, "blk-meta line %d: tmaps: parameter '%s' is %s, not a pointer", P->line, p->name, p->type_str);
+        t->dtype = p->pointee;
+        t->rank = count_items(dims);
+        if (t->rank < 1 || t->rank > RT_TMAP_MAX_RANK)
+            FAIL(P, "blk-meta line %d: tmaps: the map of '%s' has rank %d (1..%d)", P->line, p->name, t->rank,
+                 RT_TMAP_MAX_RANK);
+        if (count_items(strides) != t->rank - 1)
+            FAIL(P, "blk-meta line %d: tmaps: the map of '%s' has %d strides; rank %d needs %d", P->line, p->name,
+                 count_items(strides), t->rank, t->rank - 1);
+        if (count_items(box) != t->rank)
+            FAIL(P, "blk-meta line %d: tmaps: the map of '%s' has %d box sizes; rank %d needs %d", P->line, p->name,
+                 count_items(box), t->rank, t->rank);
+        char what[300];
+        for (int d = 0; d < t->rank; d++) {
+            if (!parse_tmap_expr(P, next_item(&dims), k, p->name, &t->dim[d])) return false;
+            if (d > 0 && !parse_tmap_expr(P, next_item(&strides), k, p->name, &t->stride[d - 1])) return false;
+            long long x;
+            snprintf(what, sizeof what, "tmaps: box of '%s'", p->name);
+            if (!parse_int(P, next_item(&box), what, 1, 256, &x)) return false;
+            t->box[d] = (uint32_t)x;
+        }
+        long long s;
+        snprintf(what, sizeof what, "tmaps: swizzle of '%s'", p->name);
+        if (!parse_int(P, swz, what, 0, 1 << 30, &s)) return false;
+        if (s != 0 && s != 32 && s != 64 && s != 128)
+            FAIL(P, "blk-meta line %d: tmaps: swizzle of '%s' must be 0, 32, 64 or 128, got %lld", P->line, p->name, s);
+        t->swizzle = (int)s;
+    }
+    return true;
+}
+
 bool rt_meta_same_kernel(const rt_meta_kernel *a, const rt_meta_kernel *b) {
     if (a->nparams != b->nparams || a->nconsts != b->nconsts || a->nospec != b->nospec) return false;
     for (int i = 0; i < a->nparams; i++)
@@ -358,8 +464,9 @@ typedef struct {
     rt_meta_variant v;
 } line_result;
 
-static const char *const keys[] = {"kernel", "entry", "num_warps", "shared", "params", "consts", "spec", "nospec"};
-enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_COUNT };
+static const char *const keys[] = {"kernel", "entry",  "num_warps", "shared", "params",
+                                   "consts", "spec",   "nospec",    "tmaps"};
+enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_TMAPS, K_COUNT };
 
 static bool parse_line(parser *P, const char *s, const char *end, line_result *out) {
     slice f, val[K_COUNT] = {{0}};
@@ -403,7 +510,8 @@ static bool parse_line(parser *P, const char *s, const char *end, line_result *o
     if (!parse_params(P, val[K_PARAMS], &out->k)) return false;
     if (!parse_consts(P, seen[K_CONSTS] ? val[K_CONSTS] : (slice){"", 0}, &out->k)) return false;
     if (!parse_nospec(P, seen[K_NOSPEC] ? val[K_NOSPEC] : (slice){"", 0}, &out->k)) return false;
-    return parse_spec(P, seen[K_SPEC] ? val[K_SPEC] : (slice){NULL, 0}, &out->k, &out->v);
+    if (!parse_spec(P, seen[K_SPEC] ? val[K_SPEC] : (slice){NULL, 0}, &out->k, &out->v)) return false;
+    return parse_tmaps(P, seen[K_TMAPS] ? val[K_TMAPS] : (slice){"", 0}, &out->k, &out->v);
 }
 
 /* Is this line a blk-meta line? Returns the text after "blk-meta". */
@@ -444,10 +552,14 @@ static bool add_line(parser *P, rt_meta *m, int *cap, line_result *r) {
         if (!rt_meta_same_kernel(k, &r->k))
             FAIL(P, "blk-meta line %d: kernel '%s' has different params or consts than on line %d", P->line, k->name,
                  k->variants[0].line);
+        /* One spec may have two variants: with tensor maps and without (the
+         * fallback when this launch's tensors cannot be mapped). */
         for (int j = 0; j < k->nvariants; j++)
-            if (memcmp(k->variants[j].spec, r->v.spec, (size_t)k->nparams) == 0)
-                FAIL(P, "blk-meta line %d: kernel '%s' already has a variant with this spec (entry '%s', line %d)",
-                     P->line, k->name, k->variants[j].entry, k->variants[j].line);
+            if (memcmp(k->variants[j].spec, r->v.spec, (size_t)k->nparams) == 0 &&
+                (k->variants[j].ntmaps > 0) == (r->v.ntmaps > 0))
+                FAIL(P, "blk-meta line %d: kernel '%s' already has a variant with this spec%s (entry '%s', line %d)",
+                     P->line, k->name, r->v.ntmaps ? " and tensor maps" : "", k->variants[j].entry,
+                     k->variants[j].line);
     }
     /* Variants are few: grow by copying. */
     rt_meta_variant *nv = rt_pool_alloc(P->pool, sizeof(rt_meta_variant) * (size_t)(k->nvariants + 1));

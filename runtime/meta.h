@@ -44,12 +44,40 @@ typedef struct {
     double fval;           /* float consts; ints are also given here as doubles */
 } rt_const;
 
+/* TMA tensor maps (tmaps=, docs/runtime.md): the runtime encodes one
+ * CUtensorMap per map at launch and passes it after the declared params. */
+#define RT_TMAP_MAX_RANK 5     /* cuTensorMapEncodeTiled's limit */
+#define RT_TMAP_MAX_FACTORS 4  /* factors of one dim or stride product */
+#define RT_MAX_TMAPS 16        /* maps per variant (each is 128 bytes on the launch stack) */
+
+/* A product of factors; each factor is a decimal (param < 0) or the value of
+ * integer parameter `param` at launch. */
+typedef struct {
+    int nfactors;
+    struct {
+        int param;         /* index into params, or -1 */
+        int64_t value;     /* param < 0: the decimal, 1..2^40 */
+    } f[RT_TMAP_MAX_FACTORS];
+} rt_tmap_expr;
+
+typedef struct {
+    int arg;               /* the pointer parameter whose argument is the base */
+    rt_type dtype;         /* its pointee */
+    int rank;              /* 1..RT_TMAP_MAX_RANK */
+    rt_tmap_expr dim[RT_TMAP_MAX_RANK];        /* elements, fastest first */
+    rt_tmap_expr stride[RT_TMAP_MAX_RANK - 1]; /* elements, of dims 1..rank-1 */
+    uint32_t box[RT_TMAP_MAX_RANK];            /* 1..256 each */
+    int swizzle;           /* bytes: 0, 32, 64 or 128 */
+} rt_tmap;
+
 typedef struct {
     const char *entry;
     int num_warps;
     int shared;
     uint8_t *spec;         /* rt_spec per parameter */
     int line;              /* 1-based line in the text it came from */
+    int ntmaps;            /* tmaps=: 0 on lines without it */
+    rt_tmap *tmaps;
 } rt_meta_variant;
 
 typedef struct {

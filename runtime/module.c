@@ -180,6 +180,8 @@ blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu_mod, rt_variant *v) {
     return BLKRT_OK;
 }
 
+static int variant_rank(const rt_variant *v) { return 2 * v->nspec + (v->ntmaps > 0); }
+
 blkrt_status rt_module_bind_kernels(blkrt_module *m) {
     const rt_meta *meta = &m->meta;
     if (meta->nkernels == 0) return BLKRT_OK;
@@ -210,15 +212,17 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
         for (int j = 0; j < mk->nvariants; j++) {
             const rt_meta_variant *mv = &mk->variants[j];
             rt_variant v = {.entry = mv->entry, .num_warps = mv->num_warps, .shared = mv->shared,
-                            .meta_line = mv->line};
+                            .meta_line = mv->line, .ntmaps = mv->ntmaps, .tmaps = mv->tmaps};
             for (int p = 0; p < mk->nparams; p++) {
                 if (mv->spec[p] == RT_SPEC_D16) v.need_d16 |= UINT64_C(1) << p;
                 if (mv->spec[p] == RT_SPEC_EQ1) v.need_eq1 |= UINT64_C(1) << p;
                 v.nspec += mv->spec[p] != RT_SPEC_NONE;
             }
-            /* insertion by specialisation, most first; ties keep file order */
+            /* insertion by specialisation, most first; of one count, a
+             * variant with tensor maps first (the one without is its
+             * fallback); other ties keep file order */
             int at = j;
-            while (at > 0 && k->variants[at - 1].nspec < v.nspec) {
+            while (at > 0 && variant_rank(&k->variants[at - 1]) < variant_rank(&v)) {
                 k->variants[at] = k->variants[at - 1];
                 at--;
             }

@@ -14,6 +14,7 @@
  *                argument key, at the launch that needs it
  *   cache.c      the content-addressed JIT disk cache (+ sha256.c)
  *   launch.c     checked and raw launches
+ *   tmap.c       TMA tensor maps: evaluation, eligibility, the encoding cache
  *   stream.c     streams and events;  graph.c  capture and replay
  *   cpu_device.c the CPU interpreter as a device (through the compiler hook)
  *   profile.c    NVTX ranges, the light profiler (BLK_PROFILE), blkrt_bench
@@ -127,6 +128,56 @@ typedef struct {
     rt_launch_rec rec[RT_LAUNCH_LOG];
 } rt_launch_log;
 
+/* ---- TMA tensor maps (tmap.c) ----
+ * A map of a variant's tmaps= evaluated for one launch: exactly the
+ * arguments of cuTensorMapEncodeTiled (zeros past the rank, so the struct
+ * compares with memcmp and is the encoding cache's key). */
+typedef struct {
+    int dtype;                      /* CU_TENSOR_MAP_DATA_TYPE_* */
+    uint32_t rank;
+    uint64_t addr;                  /* the base pointer argument */
+    cuuint64_t dims[RT_TMAP_MAX_RANK];        /* elements, fastest first */
+    cuuint64_t strides[RT_TMAP_MAX_RANK - 1]; /* bytes, of dims 1..rank-1 */
+    uint32_t box[RT_TMAP_MAX_RANK];
+    uint32_t elem_strides[RT_TMAP_MAX_RANK]; /* all 1 */
+    int interleave, swizzle, l2, oob;        /* CU_TENSOR_MAP_* */
+} rt_tmap_args;
+
+/* Why a map cannot be encoded for a launch (RT_TMAP_FITS: it can). */
+typedef enum {
+    RT_TMAP_FITS = 0,
+    RT_TMAP_NULL_BASE,       /* the pointer is NULL */
+    RT_TMAP_BASE_ALIGN,      /* not 16-byte aligned */
+    RT_TMAP_DIM_RANGE,       /* a dim (or a factor of it) outside 1..2^32 */
+    RT_TMAP_STRIDE_RANGE,    /* a stride (or a factor) < 1, or >= 2^40 bytes */
+    RT_TMAP_STRIDE_ALIGN,    /* a stride in bytes not a multiple of 16 */
+    RT_TMAP_BOX_ALIGN,       /* box[0] * element size not a multiple of 16 bytes */
+    RT_TMAP_BOX_SWIZZLE,     /* box[0] * element size over the swizzle span */
+} rt_tmap_fit;
+
+/* Evaluate map t for a launch's arguments (already checked against the
+ * params by rt_convert_arg): *out is filled as far as it got. */
+rt_tmap_fit rt_tmap_eval(const rt_tmap *t, const blkrt_arg *args, rt_tmap_args *out);
+const char *rt_tmap_fit_text(rt_tmap_fit f);
+/* CU_TENSOR_MAP_DATA_TYPE_* of a blk scalar type (1-byte types: UINT8). */
+int rt_tmap_dtype(rt_type t);
+
+/* Encoded maps of one device, keyed by rt_tmap_args (the device fixes the
+ * context): LLM serving launches the same tensors over and over, and an
+ * encode costs about a microsecond. Round-robin replacement. */
+#define RT_TMAP_CACHE 64
+typedef struct {
+    rt_tmap_args key;
+    uint64_t hash;           /* of key; 0: an empty slot */
+    unsigned char map[sizeof(CUtensorMap)]; /* bytes: CUtensorMap's 128-byte alignment would over-align the device */
+} rt_tmap_entry;
+
+typedef struct {
+    pthread_mutex_t lock;
+    int next;                /* the slot the next miss replaces */
+    rt_tmap_entry e[RT_TMAP_CACHE];
+} rt_tmap_cache;
+
 /* ---- devices ---- */
 typedef struct rt_cpu_mem rt_cpu_mem;
 
@@ -141,6 +192,7 @@ struct blkrt_device {
     atomic_int children;     /* live modules, streams, events, graphs */
     rt_cpu_mem *cpu;         /* CPU: the allocation table */
     rt_launch_log launches;  /* GPU: the last launches (stream.c) */
+    rt_tmap_cache tmaps;     /* GPU: encoded tensor maps (tmap.c) */
 };
 
 /* Make d's context current for one API call and restore the caller's after:
@@ -188,6 +240,8 @@ typedef struct {
     int nspec;
     int meta_line;
     atomic_int dyn_limit;    /* dynamic shared memory the function is set up for */
+    int ntmaps;              /* tensor maps passed after the declared params (tmaps=) */
+    const rt_tmap *tmaps;    /* in the module's (or lazy variant's) meta */
 } rt_variant;
 
 /* A variant of a kernel from source, compiled at its first launch (lazy.c).
@@ -279,6 +333,19 @@ blkrt_status rt_lazy_get(blkrt_kernel *k, uint64_t d16, uint64_t eq1, rt_variant
 blkrt_status rt_lazy_unload(blkrt_module *m);
 void rt_lazy_free(blkrt_module *m);
 const char *rt_lazy_jit_log(blkrt_module *m);
+
+/* ---- tmap.c (the rest) ---- */
+/* Can every map of v be encoded for these arguments? Fills out[0..ntmaps)
+ * either way up to the first that cannot; *bad = its index. */
+rt_tmap_fit rt_tmaps_fit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out,
+                         int *bad);
+/* The encoded map of a (the device's cache, or cuTensorMapEncodeTiled on a
+ * miss) into *map; d's context must be current. Errors name kernel k and
+ * the map's parameter. */
+blkrt_status rt_tmap_encode(blkrt_device *d, const blkrt_kernel *k, const rt_tmap *t, const rt_tmap_args *a,
+                            CUtensorMap *map);
+void rt_tmap_cache_init(rt_tmap_cache *c);
+void rt_tmap_cache_destroy(rt_tmap_cache *c);
 
 /* ---- convert.c ---- */
 /* Check one argument against parameter p and write its value (in the

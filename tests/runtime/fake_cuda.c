@@ -890,6 +890,11 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     for (int i = 0; i < f->nparams; i++) {
         l.param_size[i] = f->psize[i];
         memcpy(l.param[i], params[i], f->psize[i] < 8 ? (size_t)f->psize[i] : 8);
+        if (f->psize[i] > 8) {
+            if ((uintptr_t)params[i] % 64) return RT_CUDA_ERROR_INVALID_VALUE;
+            if (l.nbig < FAKE_MAX_BIG)
+                memcpy(l.big[l.nbig++], params[i], f->psize[i] < 128 ? (size_t)f->psize[i] : 128);
+        }
     }
     if (s && s->capturing) {
         LOCK();
@@ -1084,11 +1089,57 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
     return RT_CUDA_SUCCESS;
 }
 
+/* ---- tensor maps ---- */
+#ifndef FAKE_NO_TMAP
+/* Every requirement cuda.h documents for a tiled, non-interleaved map. */
+EXPORT CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType dtype, cuuint32_t rank, void *addr,
+                                       const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box,
+                                       const cuuint32_t *elem_strides, CUtensorMapInterleave interleave,
+                                       CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,
+                                       CUtensorMapFloatOOBfill oob) {
+    ENTER("cuTensorMapEncodeTiled");
+    NEED_INIT();
+    static const int esize[] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    if (!map || (uintptr_t)map % 64 || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 || !addr ||
+        (uintptr_t)addr % 16 || !dims || (rank > 1 && !strides) || !box || !elem_strides || interleave != 0 ||
+        swizzle < 0 || swizzle > 3 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
+        return RT_CUDA_ERROR_INVALID_VALUE;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        if (dims[i] < 1 || dims[i] > (UINT64_C(1) << 32) || box[i] < 1 || box[i] > 256 || elem_strides[i] < 1 ||
+            elem_strides[i] > 8)
+            return RT_CUDA_ERROR_INVALID_VALUE;
+        if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (UINT64_C(1) << 40))) return RT_CUDA_ERROR_INVALID_VALUE;
+    }
+    unsigned row = box[0] * (unsigned)esize[dtype];
+    if (row % 16 || (swizzle > 0 && row > (16u << swizzle))) return RT_CUDA_ERROR_INVALID_VALUE;
+    fake_tmap t;
+    memset(&t, 0, sizeof t);
+    t.magic = FAKE_TMAP_MAGIC;
+    t.addr = (uint64_t)(uintptr_t)addr;
+    t.dtype = (uint8_t)dtype, t.rank = (uint8_t)rank, t.interleave = (uint8_t)interleave;
+    t.swizzle = (uint8_t)swizzle, t.l2 = (uint8_t)l2, t.oob = (uint8_t)oob;
+    for (cuuint32_t i = 0; i < rank; i++) {
+        t.dims[i] = dims[i];
+        if (i + 1 < rank) t.strides[i] = strides[i];
+        t.box[i] = (uint16_t)box[i];
+        t.elem_strides[i] = (uint8_t)elem_strides[i];
+    }
+    _Static_assert(sizeof t <= sizeof *map, "fake_tmap fits a CUtensorMap");
+    memset(map, 0, sizeof *map);
+    memcpy(map, &t, sizeof t);
+    return RT_CUDA_SUCCESS;
+}
+#define FAKE_OPTIONAL_FUNCS RT_CUDA_OPTIONAL_FUNCS
+#else
+#define FAKE_OPTIONAL_FUNCS(X)
+#endif
+
 /* ---- cuGetProcAddress ---- */
 /* Every export must have exactly the signature the runtime declared. */
 #define FAKE_CHECK_SIG(name, version, symbol, params) \
     _Static_assert(__builtin_types_compatible_p(__typeof__(&symbol), rt_pfn_##name), #symbol " signature");
 RT_CUDA_FUNCS(FAKE_CHECK_SIG)
+FAKE_OPTIONAL_FUNCS(FAKE_CHECK_SIG)
 #undef FAKE_CHECK_SIG
 
 static const struct {
@@ -1098,6 +1149,7 @@ static const struct {
 } procs[] = {
 #define FAKE_PROC(name, version, symbol, params) {#name, version, (void *)&symbol},
     RT_CUDA_FUNCS(FAKE_PROC)
+    FAKE_OPTIONAL_FUNCS(FAKE_PROC)
 #undef FAKE_PROC
 };
 

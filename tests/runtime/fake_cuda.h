@@ -15,6 +15,13 @@
  * static_shared=M" lines set a function's limits. A "cubin" is the bytes
  * "\177ELF" followed by the same text.
  *
+ * cuTensorMapEncodeTiled (CUDA 12.0) is exported unless the library is
+ * built with FAKE_NO_TMAP (libfake_cuda_notmap: a driver older than 12.0).
+ * A launch records the bytes of up to FAKE_MAX_BIG parameters larger than 8
+ * bytes (".param .align 64 .b8 NAME[128]": tensor maps) and fails with
+ * CUDA_ERROR_INVALID_VALUE if such a parameter's host copy is not 64-byte
+ * aligned (the runtime promises that alignment).
+ *
  * Environment (read at cuInit): FAKE_CUDA_DEVICES (default 2),
  * FAKE_CUDA_INIT_ERROR (a CUresult for cuInit), FAKE_CUDA_NO_GETPROC=1
  * (no cuGetProcAddress_v2: the runtime must fall back to dlsym),
@@ -34,8 +41,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define FAKE_MAX_PARAMS 64
+#define FAKE_MAX_BIG 4
 
 typedef struct {
     char entry[128];
@@ -46,7 +55,22 @@ typedef struct {
     int nparams;
     int param_size[FAKE_MAX_PARAMS];
     unsigned char param[FAKE_MAX_PARAMS][8];
+    int nbig;                                   /* parameters over 8 bytes (tensor maps), in order */
+    unsigned char big[FAKE_MAX_BIG][128];       /* their first 128 bytes */
 } fake_launch;
+
+/* What the fake cuTensorMapEncodeTiled writes into the 128-byte map (it
+ * checks every documented requirement first, else CUDA_ERROR_INVALID_VALUE):
+ * the arguments, so a test can read back what the runtime passed. */
+typedef struct {
+    uint64_t addr;
+    uint64_t dims[5], strides[4];
+    uint32_t magic;         /* FAKE_TMAP_MAGIC */
+    uint16_t box[5];
+    uint8_t dtype, rank, interleave, swizzle, l2, oob;
+    uint8_t elem_strides[5];
+} fake_tmap;                /* 112 bytes: fits the 128 of a map */
+#define FAKE_TMAP_MAGIC 0x50414d54u /* "TMAP" */
 
 /* The hooks, as the test sees them. */
 typedef struct {
@@ -63,6 +87,12 @@ typedef struct {
     int (*peer_enabled)(int dev, int peer);          /* 1: cuCtxEnablePeerAccess from dev's context to peer's */
     void (*stall)(int on);                           /* 1: work never finishes (queries NOT_READY) */
 } fake_api;
+
+/* The newest recorded launch into *out (zeroed first). 0 if there is one. */
+static inline int fake_last_launch(const fake_api *f, fake_launch *out) {
+    memset(out, 0, sizeof *out);
+    return f->get_launch(f->launch_count() - 1, out);
+}
 
 /* dlopen the fake the runtime uses and fill *f. 0 on success. */
 static inline int fake_api_load(fake_api *f) {

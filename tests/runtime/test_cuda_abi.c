@@ -15,6 +15,7 @@
     _Static_assert(__builtin_types_compatible_p(PFN_##name##_v##version, rt_pfn_##name), \
                    #name " v" #version " differs from cudaTypedefs.h");
 RT_CUDA_FUNCS(CHECK_SIG)
+RT_CUDA_OPTIONAL_FUNCS(CHECK_SIG)
 _Static_assert(__builtin_types_compatible_p(PFN_cuGetProcAddress_v12000, rt_pfn_cuGetProcAddress), "cuGetProcAddress");
 
 #define SAME(x) _Static_assert((int)RT_##x == (int)x, #x);
@@ -78,12 +79,33 @@ SAME(CU_EVENT_DISABLE_TIMING)
 SAME(CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
 SAME(CU_GET_PROC_ADDRESS_LEGACY_STREAM)
 SAME(CU_GET_PROC_ADDRESS_SUCCESS)
+SAME(CU_TENSOR_MAP_DATA_TYPE_UINT8)
+SAME(CU_TENSOR_MAP_DATA_TYPE_UINT16)
+SAME(CU_TENSOR_MAP_DATA_TYPE_UINT32)
+SAME(CU_TENSOR_MAP_DATA_TYPE_INT32)
+SAME(CU_TENSOR_MAP_DATA_TYPE_UINT64)
+SAME(CU_TENSOR_MAP_DATA_TYPE_INT64)
+SAME(CU_TENSOR_MAP_DATA_TYPE_FLOAT16)
+SAME(CU_TENSOR_MAP_DATA_TYPE_FLOAT32)
+SAME(CU_TENSOR_MAP_DATA_TYPE_FLOAT64)
+SAME(CU_TENSOR_MAP_DATA_TYPE_BFLOAT16)
+SAME(CU_TENSOR_MAP_INTERLEAVE_NONE)
+SAME(CU_TENSOR_MAP_SWIZZLE_NONE)
+SAME(CU_TENSOR_MAP_SWIZZLE_32B)
+SAME(CU_TENSOR_MAP_SWIZZLE_64B)
+SAME(CU_TENSOR_MAP_SWIZZLE_128B)
+SAME(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
+SAME(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
 
 /* The handle and value types of the non-toolkit build have the same sizes. */
 _Static_assert(sizeof(CUdeviceptr) == sizeof(unsigned long long), "CUdeviceptr");
 _Static_assert(sizeof(CUdevice) == sizeof(int), "CUdevice");
 _Static_assert(sizeof(CUresult) == sizeof(int), "CUresult");
 _Static_assert(sizeof(CUjit_option) == sizeof(int), "enums are int-sized");
+_Static_assert(sizeof(CUtensorMapSwizzle) == sizeof(int), "enums are int-sized");
+/* The non-toolkit CUtensorMap: 128 bytes, at least the driver's 64-byte alignment. */
+_Static_assert(sizeof(CUtensorMap) == 128, "CUtensorMap is 128 bytes");
+_Static_assert(_Alignof(CUtensorMap) >= 64, "CUtensorMap is 64-byte aligned");
 
 int main(void) {
     printf("test_cuda_abi: ok (runtime/cuda_api.h matches cuda.h %d)\n", CUDA_VERSION);

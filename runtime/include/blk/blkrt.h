@@ -309,7 +309,13 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
 /* Launch without argument checks (GPU only): params as for cuLaunchKernel
  * (an array of pointers to each argument's value), an explicit block size and
  * dynamic shared memory. A checked kernel launches its least specialised
- * variant (from source: the unspecialised one, compiled first if need be). */
+ * variant (from source: the unspecialised one, compiled first if need be).
+ * An entry that takes TMA tensor maps (a blk-meta line with tmaps=; the
+ * compiler never gives them to the least specialised variant) needs them in
+ * params after the declared parameters, one pointer per map to its 128-byte
+ * CUtensorMap (64-byte aligned) encoded by the caller with
+ * cuTensorMapEncodeTiled as docs/runtime.md specifies: this call passes
+ * params through as they are. */
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3],
                               uint32_t shared_bytes, void **params, blkrt_stream *s);
 
