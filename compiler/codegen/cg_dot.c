@@ -680,10 +680,9 @@ static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
 }
 
 /* The boxes of TMA ring `ld` for the iteration with induction variable
- * iv64 into slot `slot`, completing on bar32 (issued where pred). The
- * tile's 128-byte panels are one box column each; an a tile's rows are
- * permuted in groups of 8 (wg_row), so each group is its own box, the
- * group stored at 8q holding the rows that wg_row sends there. */
+ * iv64 into slot `slot`, completing on bar32 (issued where pred): per
+ * 128-byte panel of the tile, one box per box_rows rows (an a tile, whose
+ * rows wg_row permutes, never takes TMA: cg_tma.c). */
 static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64, LLVMValueRef slot,
                      LLVMValueRef bar32, LLVMValueRef pred) {
     LLVMBuilderRef b = C->b;
@@ -697,22 +696,15 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     LLVMValueRef z = m->z ? cg_cast_scalar(C, ld->loc, (blk_dtype)m->z->type.dtype, DT_I32, eval_at(C, loop, m->z, iv64, NULL).v[0])
                           : NULL;
     sm_tile t = rt->t;
+    if (t.perm_wm) { C->failed = true; return; }
     t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
                            1, "");
     LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
     int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / 128;
-    int *src_row = ARENA_ARRAY(C->a, int, rows / 8 + 1);
-    if (!src_row) { C->failed = true; return; }
-    for (int r = 0; r < rows; r += 8) {
-        int at = r;
-        if (t.perm_wm) at = (int)LLVMConstIntGetZExtValue(wg_row(C, t.perm_wm, cg_const_i32(C, r)));
-        src_row[at / 8] = r;
-    }
     for (int p = 0; p < panels; p++)
-        for (int q = 0; q < rows / R; q++) {
-            cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast],
-                        src_row[q * R / 8], z, bar32, pred);
-        }
+        for (int q = 0; q < rows / R; q++)
+            cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z,
+                        bar32, pred);
 }
 
 static LLVMValueRef mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {

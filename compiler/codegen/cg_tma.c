@@ -27,6 +27,7 @@
  * refilled has no readers left.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg_internal.h"
@@ -264,8 +265,12 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     if (ax_elem_div(C->ax, tf.stride[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
     if (tf.plane && ax_elem_div(C->ax, tf.plane) * eb % 16) return "the scalar offset is not a multiple of 16 bytes in this variant";
     int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
-    /* an a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row) */
-    int R = role == 0 ? 8 : rows < 256 ? rows : 256;
+    /* An a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row), so
+     * each group would be its own 1 KB box: matmul 8192^3 ran at 448 TFLOP/s
+     * with a's 16 boxes per slot against 577 with a on cp.async (H200,
+     * docs/benchmarks.md). */
+    if (role == 0) return "a's rows are permuted in groups of 8 for the accumulator layout (1 KB boxes are slower than cp.async)";
+    int R = rows < 256 ? rows : 256;
     if (cols % panel || rows % R) return "the tile is not whole 128-byte panels";
     blk_strbuf text;
     sb_init(&text);
@@ -317,7 +322,9 @@ static void walk(cg_ctx *C, ir_region *r) {
 
 void cg_tma_plan(cg_ctx *C) {
     C->num_tma = 0;
-    if (tgt_has(C->tgt, TGT_CAP_TMA) && C->pl) walk(C, C->f->body);
+    /* BLK_DISABLE_TMA=1: every ring on cp.async (A/B measurements; docs/codegen.md) */
+    const char *off = getenv("BLK_DISABLE_TMA");
+    if (tgt_has(C->tgt, TGT_CAP_TMA) && C->pl && !(off && *off && strcmp(off, "0"))) walk(C, C->f->body);
 }
 
 void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first) {

@@ -110,6 +110,7 @@ static void visit_binary(ax_ctx *C, ir_inst *in, ax_info *o) {
     case IR_ADD: case IR_MUL: case IR_MINIMUM: o->nonneg = x->nonneg && y->nonneg; break;
     case IR_MAXIMUM: case IR_AND: o->nonneg = x->nonneg || y->nonneg; break;
     case IR_REM: o->nonneg = x->nonneg; break;
+    case IR_DIV: o->nonneg = x->nonneg && y->nonneg; break; /* truncation keeps the sign */
     default: break;
     }
     for (int d = 0; d < rank; d++) {
@@ -350,7 +351,7 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
         break;
     }
     case IR_ADD: case IR_SUB: case IR_MUL: case IR_PTRADD: case IR_CMP: case IR_AND: case IR_OR:
-    case IR_XOR: case IR_REM: case IR_MINIMUM: case IR_MAXIMUM: case IR_SHL:
+    case IR_XOR: case IR_REM: case IR_DIV: case IR_MINIMUM: case IR_MAXIMUM: case IR_SHL:
         if (o) visit_binary(C, in, o);
         break;
     case IR_SELECT: {

@@ -8,7 +8,8 @@
 # Environment: BLKC (default: build-py/blkc, build/blkc, blkc on PATH),
 # BLK_LIBBLKRT (default: build-py/runtime/libblkrt.so, build/runtime/...),
 # PTXAS (default: ptxas on PATH or /usr/local/cuda/bin/ptxas; "" skips it),
-# ARCH (default sm_90a).
+# ARCH (default sm_90a), CONFIGS (an extended regex: only the tags it
+# matches, e.g. CONFIGS='^(matmul|mmdesc|attn)\.' for a quick run).
 set -u
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +36,7 @@ rm -f "$out"/*.ptx "$out/ptxas.txt" "$out/errors.txt"
 # configs.txt: TAG SOURCE KERNEL [NAME=VALUE ...]; '#' starts a comment
 grep -v '^[[:space:]]*#' "$here/configs.txt" | while read -r tag src kernel defs; do
     [ -n "$tag" ] || continue
+    if [ -n "${CONFIGS:-}" ] && ! echo "$tag" | grep -Eq "$CONFIGS"; then continue; fi
     if [ ! -f "$root/$src" ]; then
         echo "skip $tag: $src does not exist" >&2
         echo "skip $tag" >> "$out/errors.txt"
