@@ -1154,7 +1154,6 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
         for (int i = 0; i < mt; i++)
             for (int s = 0; s < steps; s++) a_fragment(C, av, a->type, i, s, afr[i * steps + s]);
     }
-    /* an accumulator of zeros (q k^T): the first k step does not read it */
     /* f8: the tensor cores keep an fp8 sum to about 13 mantissa bits
      * (products aligned to the largest and truncated; FP22 between
      * instructions), so the dot sums its K into fresh registers (scale-d 0
@@ -1166,6 +1165,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     LLVMValueRef *acc0 = promote ? ARENA_ARRAY(C->a, LLVMValueRef, acc->n > 0 ? acc->n : 1) : NULL;
     if (promote && !acc0) { C->failed = true; return; }
     for (int r = 0; promote && r < acc->n; r++) acc0[r] = acc->v[r], acc->v[r] = LLVMGetUndef(C->f32);
+    /* an accumulator of zeros (q k^T): the first k step does not read it */
     bool zero = acc->n > 0;
     for (int r = 0; r < acc->n && zero; r++) zero = LLVMIsConstant(acc->v[r]) && LLVMIsNull(acc->v[r]);
     zero |= promote;

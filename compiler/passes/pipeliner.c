@@ -8,7 +8,6 @@
 
 int pl_elem_bytes(blk_dtype t) { return t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2; }
 
-
 int pl_stored_colv(const lay_layout *l, blk_dtype t, int kdim) {
     if (pl_elem_bytes(t) != 2 || !l) return kdim;
     lay_flat f;
@@ -174,7 +173,13 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
     for (ir_inst *i = loop->next; i; i = i->next) after += uses_of(i, v);
     if (here != uses_of(loop, v) || after) { set_why(P, v, "used outside this loop's dots, in or after the loop"); return; }
     pl_entry *e = &P->t->e[v->id];
-    if (e->kind == PL_HOIST) return; /* two dots share it */
+    if (e->kind == PL_HOIST) { /* two dots share it: one tile, so one element size (f8: pl_f8_wgmma) */
+        if (e->bytes != pl_tile_bytes(lt, d, v->type.shape[0], v->type.shape[1])) {
+            e->kind = PL_NONE;
+            P->t->why[v->id] = "two dots store it differently (f8 as bytes and as f16)";
+        }
+        return;
+    }
     *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(lt, d, v->type.shape[0], v->type.shape[1]),
                     pl_stored_colv(lay_get(lt, v), t, kdim), role};
 }
