@@ -28,11 +28,15 @@
  *
  * Types (interp_dot.c is the reference):
  *   f16, bf16   m16n8k16, f32 accumulate
- *   f8e4m3/e5m2 converted exactly to f16 when stored, then as f16 (every
- *               target: sm_80 has no f8 mma, and on sm_90 the f8 speed
- *               comes from wgmma)
+ *   f8e4m3/e5m2 converted exactly to f16 when stored, then as f16 (sm_80
+ *               has no f8 mma); on sm_90a a dot that takes wgmma's
+ *               e4m3 / e5m2 form (pipeliner.h's pl_f8_wgmma) stores raw
+ *               bytes instead and adds each dot's sum to the accumulator
+ *               in f32 (lower_wgmma)
  *   f32         tf32 (the default / "tf32"): rounded to nearest even to
- *               10 mantissa bits when stored (as the interpreter), m16n8k8;
+ *               10 mantissa bits when stored (as the interpreter), m16n8k8
+ *               (wgmma m64nNk8 on sm_90a: its operands are always stored
+ *               from registers, so always rounded: never rings);
  *               "ieee": no tensor cores — each thread sums its outputs with
  *               one fma per k in k order, bit-exact with the interpreter
  *   i8          m16n8k32, s32 accumulate (wrapping); K padded with zeros
@@ -183,15 +187,18 @@ static void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type 
     if (w > 16 / t->e) w = 16 / t->e;
     if (w < 1) w = 1;
     LLVMTypeRef et = LLVMIntTypeInContext(C->llc, (unsigned)(8 * t->e));
+    /* a tile of 1-byte elements holds f8 as its raw bits (wgmma's e4m3 /
+     * e5m2 forms: pl_f8_wgmma), stored as i8 is */
+    blk_dtype dt = t->e == 1 ? DT_I8 : (blk_dtype)ty.dtype;
     for (int r = 0; r < li.nregs && r < x.n; r += w) {
         LLVMValueRef row = cg_reg_coord(C, &li, r, rv);
         LLVMValueRef off = tile_elem(C, t, row, cg_reg_coord(C, &li, r, cv));
         LLVMValueRef v;
-        if (w == 1) v = stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r]);
+        if (w == 1) v = stored_bits(C, loc, dt, tf32, x.v[r]);
         else {
             v = LLVMGetUndef(LLVMVectorType(et, (unsigned)w));
             for (int i = 0; i < w; i++)
-                v = LLVMBuildInsertElement(b, v, stored_bits(C, loc, (blk_dtype)ty.dtype, tf32, x.v[r + i]),
+                v = LLVMBuildInsertElement(b, v, stored_bits(C, loc, dt, tf32, x.v[r + i]),
                                            cg_const_i32(C, i), "");
         }
         LLVMValueRef s = LLVMBuildStore(b, v, tile_ptr(C, t, off));
@@ -220,10 +227,13 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
 
 /* ---- which dots take wgmma ----
  *
- * On sm_90a a 16-bit dot with an f32 accumulator goes to wgmma when the
+ * On sm_90a a 16-bit, f8 or f32 (tf32) dot with an f32 accumulator, or an
+ * i8 one with i32, goes to wgmma when the
  * accumulator has its warps along M in whole warpgroups (layout.c puts them
- * so where lay_wgmma_shape allows), a is in shared memory K-major or in
- * registers in the accumulator layout (attention's P), and each operand's
+ * so where lay_wgmma_shape allows), a is in shared memory K-major or (16-bit)
+ * in registers in the accumulator layout (attention's P), b is K-major for
+ * i8, f8 and tf32 (their forms have no transpose; f8 also needs both
+ * operands' registers along K: pl_f8_wgmma), and each operand's
  * stored row is a whole number of 128-byte panels. Anything else takes
  * mma.sync. The choice is made before the loop (its ring tiles take the
  * wgmma form) and again at the dot, from the same facts. */
@@ -265,30 +275,38 @@ static bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     blk_dtype ta = (blk_dtype)a->type.dtype, tr = (blk_dtype)res->type.dtype;
     int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1];
     bool i8 = ta == DT_I8 && tr == DT_I32, f16 = (ta == DT_BF16 || ta == DT_F16) && tr == DT_F32;
-    if ((!i8 && !f16) || (blk_dtype)bo->type.dtype != ta)
-        return wg_no(p, "wgmma is used for bf16 and f16 inputs with an f32 accumulator and i8 with i32 (here %s x %s -> %s)",
+    bool f8 = (ta == DT_F8E4M3 || ta == DT_F8E5M2) && tr == DT_F32, tf32 = ta == DT_F32 && tr == DT_F32;
+    const char *f8why;
+    /* f8: the pipeliner's rule, which also sized the tiles (raw bytes) */
+    if (f8 && !pl_f8_wgmma(C->lt, in, &f8why)) return wg_no(p, "%s", f8why);
+    if ((!i8 && !f16 && !f8 && !tf32) || (blk_dtype)bo->type.dtype != ta)
+        return wg_no(p, "wgmma is used for bf16, f16, f8 and f32 (tf32) inputs with an f32 accumulator and i8 with "
+                     "i32 (here %s x %s -> %s)",
                      dtype_name((blk_dtype)a->type.dtype), dtype_name((blk_dtype)bo->type.dtype), dtype_name(tr));
+    if (tf32 && K % 32)
+        return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * 4);
     if (!lay_wgmma_shape(ta, tr, M, N, K, C->num_warps))
         return wg_no(p, "wgmma needs num_warps a multiple of 4 and M a multiple of 16 x num_warps (M = %d, %d warps)",
                      M, C->num_warps);
+    bool kmajor = !f16; /* i8, f8 and tf32 forms have no transpose: b is K-major too */
     const lay_layout *L = cg_lay(C, res);
     if (!lay_is_mma_acc(L, 2, res->type.shape) || L->wpc[1] != 1 || L->wpc[0] != C->num_warps)
         return wg_no(p, "the accumulator's warps are not all along M (its layout comes from another dot)");
-    int e = stored_bytes(ta);
+    int e = pl_dot_elem_bytes(C->lt, in);
     int cv;
     if (operand_entry(C, a, &cv)) {
         if (cv != 1) return wg_no(p, "a is stored M-contiguous; wgmma reads a K-contiguous from shared memory");
         if (K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
         p->acv = 1;
-    } else if (!i8 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
+    } else if (f16 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
     else if (K * e % 128 == 0) p->acv = 1;
     else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
     int rb[2] = {K * e, N * e}; /* stored row bytes: K-major (colv 0) rows hold K, N-major rows N */
     if (operand_entry(C, bo, &cv)) {
         if (rb[cv] % 128) return wg_no(p, "b's stored rows are %d bytes; the 128-byte swizzle needs a multiple of 128", rb[cv]);
-        if (i8 && cv != 0) return wg_no(p, "b is stored N-contiguous; wgmma reads i8 operands K-contiguous only");
+        if (kmajor && cv != 0) return wg_no(p, "b is stored N-contiguous; wgmma reads i8, f8 and tf32 operands K-contiguous only");
         p->bcv = cv;
-    } else if (i8) {
+    } else if (kmajor) {
         if (rb[0] % 128) return wg_no(p, "b's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", rb[0]);
         p->bcv = 0;
     } else {
@@ -646,6 +664,8 @@ static int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
     if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
+    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
+    if (t == DT_F8E4M3 || t == DT_F8E5M2) return WG_NOW; /* promoted after its wait (lower_wgmma) */
     for (int k = p.areg ? 1 : 0; k < 2; k++) {
         const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
         if (!e || e->loop != loop) return WG_NOW;
@@ -775,8 +795,9 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
             bool wg = dot && wg_choose(C, dot, &wp);
             LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
             int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
-            if (wg) tile_init_wg(&rt->t, base, rows, cols, stored_bytes(dt), e->colv, role == 0 ? C->num_warps : 0);
-            else tile_init(&rt->t, base, rows, cols, stored_bytes(dt), e->colv);
+            int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : stored_bytes(dt);
+            if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? C->num_warps : 0);
+            else tile_init(&rt->t, base, rows, cols, eb, e->colv);
             rt->e = e;
             rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
             rt->lb = lb, rt->ub = ub, rt->step = step;
@@ -1195,14 +1216,16 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     sb_init(&cons);
     bool i8 = t == DT_I8;
     sb_printf(&text, "{ .reg .pred p; setp.ne.b32 p, %d, 0; ", scale_d);
+    /* 32 bytes of K per instruction: k32 for 8-bit, k16 for 16-bit, k8 for tf32 */
+    const char *ab = t == DT_BF16 ? "bf16" : t == DT_F16 ? "f16" : t == DT_F8E4M3 ? "e4m3" : t == DT_F8E5M2 ? "e5m2" : "tf32";
+    bool notrans = t != DT_BF16 && t != DT_F16; /* f8 and tf32: scale immediates, no transpose */
     if (i8) sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk32.s32.s8.s8 {", nI);
-    else
-        sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", nI, t == DT_BF16 ? "bf16" : "f16",
-                  t == DT_BF16 ? "bf16" : "f16");
+    else sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {", nI, t == DT_F32 ? 8 : notrans ? 32 : 16, ab, ab);
     for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=%s", i ? "," : "", i8 ? "r" : "f");
     /* scale-d is a predicate operand: set from an immediate; integer
      * wgmma has no scale-a/b or transpose immediates (b is K-major) */
     if (i8) sb_printf(&text, "}, $%d, $%d, p;", nd, nd + 1);
+    else if (notrans) sb_printf(&text, "}, $%d, $%d, p, 1, 1;", nd, nd + 1);
     else if (areg)
         sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
     else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
@@ -1231,7 +1254,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     LLVMBuilderRef b = C->b;
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
     blk_dtype ta = (blk_dtype)a->type.dtype;
-    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1], e = stored_bytes(ta);
+    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1], e = pl_dot_elem_bytes(C->lt, in);
     int Wm = L->wpc[0];
 
     sm_tile ta_t, tb_t;
@@ -1246,8 +1269,8 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
             else tile_init_wg(&tb_t, bbase, K, N, e, 1, 0);
         }
         cg_barrier(C);
-        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, false);
-        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, false);
+        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, ta == DT_F32);
+        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, ta == DT_F32);
         fence_async_smem(C);
         cg_barrier(C);
     }
@@ -1268,9 +1291,21 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
         for (int i = 0; i < mt; i++)
             for (int s = 0; s < steps; s++) a_fragment(C, av, a->type, i, s, afr[i * steps + s]);
     }
+    /* f8: the tensor cores keep an fp8 sum to about 13 mantissa bits
+     * (products aligned to the largest and truncated; FP22 between
+     * instructions), so the dot sums its K into fresh registers (scale-d 0
+     * first) and adds them to the f32 accumulator after its wait, one f32
+     * add each: the error is that of one dot's K, not of the whole loop's
+     * (two-level accumulation: cuBLAS's fp8 default, DeepSeek's promotion
+     * every 128) */
+    bool promote = ta == DT_F8E4M3 || ta == DT_F8E5M2;
+    LLVMValueRef *acc0 = promote ? ARENA_ARRAY(C->a, LLVMValueRef, acc->n > 0 ? acc->n : 1) : NULL;
+    if (promote && !acc0) { C->failed = true; return; }
+    for (int r = 0; promote && r < acc->n; r++) acc0[r] = acc->v[r], acc->v[r] = LLVMGetUndef(C->f32);
     /* an accumulator of zeros (q k^T): the first k step does not read it */
     bool zero = acc->n > 0;
     for (int r = 0; r < acc->n && zero; r++) zero = LLVMIsConstant(acc->v[r]) && LLVMIsNull(acc->v[r]);
+    zero |= promote;
     int nacc = acc->n, nf = zero ? 0 : nacc, npass = nf + (p->areg ? 4 * mt * steps : 0);
     LLVMValueRef *pass = ARENA_ARRAY(C->a, LLVMValueRef, npass > 0 ? npass : 1);
     if (!pass) { C->failed = true; return; }
@@ -1328,6 +1363,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     }
     wg_pass(C, how == WG_KEEP1 ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;", acc->v,
             nacc);
+    for (int r = 0; promote && r < nacc; r++) acc->v[r] = LLVMBuildFAdd(b, acc0[r], acc->v[r], ""); /* WG_NOW */
 }
 
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
@@ -1402,7 +1438,7 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
         if (!(C->remarks & CG_REMARKS)) return;
         ir_inst *loop = in->parent ? in->parent->parent : NULL;
         diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk%d on %d warpgroup%s, a from %s, b %s-major%s", entry,
-                    N < 256 ? N : 256, 32 / stored_bytes((blk_dtype)in->operands[0]->type.dtype), C->num_warps / 4, C->num_warps > 4 ? "s" : "",
+                    N < 256 ? N : 256, 32 / pl_dot_elem_bytes(C->lt, in), C->num_warps / 4, C->num_warps > 4 ? "s" : "",
                     p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
                     wg_wait(C, loop, in) == WG_KEEP1   ? ", its group kept in flight across iterations"
                     : wg_wait(C, loop, in) == WG_CARRY ? ", its group completed in the next iteration, before its first reader"

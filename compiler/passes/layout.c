@@ -199,7 +199,9 @@ bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape) {
 
 bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps) {
     bool types = ((ab == DT_BF16 || ab == DT_F16) && acc == DT_F32 && K % 16 == 0) ||
-                 (ab == DT_I8 && acc == DT_I32 && K % 32 == 0);
+                 (ab == DT_I8 && acc == DT_I32 && K % 32 == 0) ||
+                 ((ab == DT_F8E4M3 || ab == DT_F8E5M2) && acc == DT_F32 && K % 128 == 0) ||
+                 (ab == DT_F32 && acc == DT_F32 && K % 32 == 0);
     return types && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && N % 16 == 0;
 }
 
@@ -678,7 +680,7 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
         const ir_type *at = &in->operands[0]->type;
         if (L->wgmma && lay_wgmma_shape((blk_dtype)at->dtype, (blk_dtype)res->type.dtype, res->type.shape[0],
                                         res->type.shape[1], at->shape[1], L->t->num_warps))
-            rows = true;
+            rows = in->precision != IR_PREC_IEEE || rows; /* "ieee" f32 runs without tensor cores */
         if (s->phase == 2 || rows != (s->phase == 0)) return;
         const lay_layout *l = seeded_want(L, s, in->operands[2]);
         if (!l || !lay_is_mma_acc(l, 2, res->type.shape)) {
@@ -770,6 +772,7 @@ lay_table *lay_assign(blk_arena *a, ir_func *f, const ax_table *ax, int max_vec_
     if (!t) return NULL;
     t->num_values = ir_number_values(f);
     t->num_warps = f->num_warps;
+    t->wgmma = wgmma;
     t->lay = ARENA_ARRAY(a, const lay_layout *, t->num_values + 1);
     lay_ctx L = {a, ax, t, ARENA_ARRAY(a, const lay_layout *, t->num_values + 1), max_vec_bytes, wgmma};
     if (!t->lay || !L.want) { t->num_values = 0; return t; }

@@ -108,8 +108,10 @@ const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool ro
 bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape);
 /* Can a dot of these shapes take Hopper's wgmma (cg_dot.c) when its
  * accumulator has all warps along M? 16-bit operands with an f32
- * accumulator (K a multiple of 16) or i8 with i32 (K a multiple of 32),
- * whole warpgroups, every warpgroup a multiple of 64 rows. On a target
+ * accumulator (K a multiple of 16), i8 with i32 (K a multiple of 32), f8
+ * with f32 (K a multiple of 128) or f32 as tf32 (K a multiple of 32: the
+ * f8 and tf32 forms read both operands K-major, in rows of whole 128-byte
+ * panels), whole warpgroups, every warpgroup a multiple of 64 rows. On a target
  * with wgmma, lay_assign then puts the accumulator's warps along M
  * (rows first): wgmma's warps of one warpgroup split the rows. */
 bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps);
@@ -121,6 +123,7 @@ typedef struct {
     int num_values;
     const lay_layout **lay;    /* by value id; NULL for scalars */
     int num_warps;
+    bool wgmma;                /* the target has wgmma (lay_assign's argument) */
 } lay_table;
 
 /* Needs: ax (for f, same numbering). Guarantees: every block value has a

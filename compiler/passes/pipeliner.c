@@ -8,13 +8,46 @@
 
 int pl_elem_bytes(blk_dtype t) { return t == DT_F32 ? 4 : t == DT_I8 ? 1 : 2; }
 
-int pl_tile_bytes(blk_dtype t, int rows, int cols) { return rows * cols * pl_elem_bytes(t); }
-
 int pl_stored_colv(const lay_layout *l, blk_dtype t, int kdim) {
     if (pl_elem_bytes(t) != 2 || !l) return kdim;
     lay_flat f;
     lay_flatten(l, &f);
     return f.reg_order[0];
+}
+
+static bool k_fastest(const lay_table *lt, const ir_value *v, int kdim) {
+    const lay_layout *l = lay_get(lt, v);
+    if (!l || l->rank != 2) return false;
+    lay_flat f;
+    lay_flatten(l, &f);
+    return f.reg_order[0] == kdim;
+}
+
+bool pl_f8_wgmma(const lay_table *lt, const ir_inst *d, const char **why) {
+    const ir_value *a = d->operands[0], *b = d->operands[1], *res = d->results[0];
+    blk_dtype t = (blk_dtype)a->type.dtype;
+    *why = "not an f8 dot";
+    if ((t != DT_F8E4M3 && t != DT_F8E5M2) || a->type.rank != 2 || (blk_dtype)res->type.dtype != DT_F32) return false;
+    *why = "the target has no wgmma";
+    if (!lt || !lt->wgmma) return false;
+    *why = "wgmma's f8 form needs num_warps a multiple of 4, M a multiple of 16 x num_warps and K of 128";
+    if (!lay_wgmma_shape(t, DT_F32, a->type.shape[0], b->type.shape[1], a->type.shape[1], lt->num_warps)) return false;
+    const lay_layout *L = lay_get(lt, res);
+    *why = "the accumulator's warps are not all along M (its layout comes from another dot)";
+    if (!lay_is_mma_acc(L, 2, res->type.shape) || L->wpc[1] != 1 || L->wpc[0] != lt->num_warps) return false;
+    *why = "an operand's registers do not run along K; wgmma reads f8 operands K-major only";
+    if (!k_fastest(lt, a, 1) || !k_fastest(lt, b, 0)) return false;
+    *why = NULL;
+    return true;
+}
+
+int pl_dot_elem_bytes(const lay_table *lt, const ir_inst *d) {
+    const char *why;
+    return pl_f8_wgmma(lt, d, &why) ? 1 : pl_elem_bytes((blk_dtype)d->operands[0]->type.dtype);
+}
+
+int pl_tile_bytes(const lay_table *lt, const ir_inst *d, int rows, int cols) {
+    return rows * cols * pl_dot_elem_bytes(lt, d);
 }
 
 const pl_entry *pl_get(const pl_table *t, const ir_value *v) {
@@ -152,7 +185,13 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         const vec_access *acc = vec_get(P->vt, ld);
         if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
         if (P->uses[src->id] != 1) { set_why(P, v, "the load has other uses"); return; }
-        if (t != DT_F16 && t != DT_BF16 && t != DT_I8) { set_why(P, v, "f32 and f8 operands are converted in registers"); return; }
+        const char *f8why;
+        bool raw = pl_f8_wgmma(lt, d, &f8why); /* f8 stays bytes: cp.async copies it as it is */
+        if (t == DT_F32) { set_why(P, v, "f32 operands are rounded to tf32 in registers"); return; }
+        if (t != DT_F16 && t != DT_BF16 && t != DT_I8 && !raw) {
+            set_why(P, v, "f8 operands are converted to f16 in registers (the dot does not take wgmma)");
+            return;
+        }
         if (ld->num_operands > 2 && !is_zero(ld->operands[2])) { set_why(P, v, "`other` is not zero"); return; }
         if (ld->flags & IRF_VOLATILE) { set_why(P, v, "volatile load"); return; }
         if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16)) {
@@ -166,11 +205,11 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         pl_entry *e = &P->t->e[src->id];
         lay_flat fl;
         lay_flatten(acc->lay, &fl);
-        if (t == DT_I8 && (trans ? 1 - fl.reg_order[0] : fl.reg_order[0]) != kdim) {
-            set_why(P, v, "an i8 operand must be contiguous along K (ldmatrix .trans is 16-bit)");
+        if ((t == DT_I8 || raw) && (trans ? 1 - fl.reg_order[0] : fl.reg_order[0]) != kdim) {
+            set_why(P, v, "an i8 or f8 operand must be contiguous along K (ldmatrix .trans is 16-bit)");
             return;
         }
-        *e = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(t, src->type.shape[0], src->type.shape[1]),
+        *e = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(lt, d, src->type.shape[0], src->type.shape[1]),
                         fl.reg_order[0], trans ? 1 - role : role};
         return;
     }
@@ -189,8 +228,14 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
     for (ir_inst *i = loop->next; i; i = i->next) after += uses_of(i, v);
     if (here != uses_of(loop, v) || after) { set_why(P, v, "used outside this loop's dots, in or after the loop"); return; }
     pl_entry *e = &P->t->e[v->id];
-    if (e->kind == PL_HOIST) return; /* two dots share it */
-    *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(t, v->type.shape[0], v->type.shape[1]),
+    if (e->kind == PL_HOIST) { /* two dots share it: one tile, so one element size (f8: pl_f8_wgmma) */
+        if (e->bytes != pl_tile_bytes(lt, d, v->type.shape[0], v->type.shape[1])) {
+            e->kind = PL_NONE;
+            P->t->why[v->id] = "two dots store it differently (f8 as bytes and as f16)";
+        }
+        return;
+    }
+    *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(lt, d, v->type.shape[0], v->type.shape[1]),
                     pl_stored_colv(lay_get(lt, v), t, kdim), role};
 }
 

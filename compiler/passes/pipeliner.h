@@ -5,7 +5,8 @@
  * kernel's, default 3), a dot operand that is
  *
  *   RING   a load in the loop body used by nothing but the dot (possibly
- *          through trans), of 16-bit or i8 elements, whose pointer and mask
+ *          through trans), of 16-bit or i8 elements or f8 ones of a
+ *          pl_f8_wgmma dot (i8 and f8 contiguous along K), whose pointer and mask
  *          are computed from the induction variable and values defined
  *          before the loop only, with `other` absent or zero and groups of
  *          4, 8 or 16 bytes (vectorize): it never goes through registers.
@@ -60,12 +61,24 @@ pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_ta
 const pl_entry *pl_get(const pl_table *t, const ir_value *v);
 /* How cg_dot.c stores a dot operand in shared memory — one definition for
  * the plan and the lowering: bytes per element (f8 as f16, f32 as 4, i8 as
- * 1), the bytes of a rows x cols tile, and the value dim stored contiguous
+ * 1) and the value dim stored contiguous
  * (a 16-bit operand's fastest register dim in layout l, so its stores are
  * vectors; other types along K, dim kdim). */
 int pl_elem_bytes(blk_dtype t);
-int pl_tile_bytes(blk_dtype t, int rows, int cols);
 int pl_stored_colv(const lay_layout *l, blk_dtype t, int kdim);
+/* Does dot d take wgmma's e4m3 / e5m2 form, its f8 operands stored as raw
+ * bytes instead of converted to f16? On a target with wgmma (lt->wgmma)
+ * when lay_wgmma_shape allows it, the accumulator's warps are all along M
+ * (lay_assign's choice for such a dot unless another dot decided) and both
+ * operands' registers run along K: wgmma reads 8-bit operands K-major only.
+ * One rule for the plan (f8 rings of raw bytes, tile sizes) and the
+ * lowering (cg_dot.c's wg_choose); otherwise *why (blkc -R) says why not,
+ * and the operands take the f16 path. */
+bool pl_f8_wgmma(const lay_table *lt, const ir_inst *d, const char **why);
+/* Bytes per stored element of dot d's operands (pl_elem_bytes, 1 for the
+ * f8 operands of a pl_f8_wgmma dot), and of a rows x cols tile of one. */
+int pl_dot_elem_bytes(const lay_table *lt, const ir_inst *d);
+int pl_tile_bytes(const lay_table *lt, const ir_inst *d, int rows, int cols);
 
 void pl_dump_module(blk_strbuf *out, ir_module *m);
 void pass_pipeliner(ir_module *m); /* analysis only: leaves the IR unchanged */

@@ -707,8 +707,8 @@ def mm_family_specs(small):
               ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"])],
             lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
             ref=ref, torch_fn=peer, flops=2 * M * N * K,
-            note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; mma.sync through f16 on every target: "
-                 "blk's wgmma takes bf16/f16 and i8); torch: _scaled_mm (cuBLASLt fp8)")
+            note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; sm_90a: wgmma m64nNk32 e4m3 from cp.async rings "
+                 "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16); torch: _scaled_mm (cuBLASLt fp8)")
     out.append(fp8_spec(False))
     out.append(fp8_spec(True))
 

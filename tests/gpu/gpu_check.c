@@ -84,6 +84,12 @@ typedef struct {
 #define TOL_MATH ((gk_tol){4, 1e-5})   /* libdevice vs libm (exp, erf, rsqrt): a few f32 ulps, or
                                           rtol 1e-5 where the formula cancels (gelu, x*scale+shift) */
 #define TOL_RED ((gk_tol){4, 1e-5})    /* reductions and scans in another order */
+#define TOL_FP8 ((gk_tol){1, 1e-2})    /* f8 dots on sm_90a's wgmma: the tensor cores align each
+                                          instruction's 32 products to the largest and keep ~14 bits
+                                          (an FP22 sum); blk adds each dot's sum to the f32 accumulator
+                                          (two-level accumulation), which bounds the error to one dot's K:
+                                          a model of that hardware gives at most 1.8e-3 (BK = 128) and
+                                          3.8e-3 (BK = 256) of |want| + rms at K <= 512 */
 #define TOL_ATTN ((gk_tol){2, 1e-2})   /* attention: the probabilities are cast to bf16 before the second
                                           dot, so an f32 difference of one ulp in exp or in the first dot's
                                           sum order can move a p by one bf16 unit (2^-8 relative): the
