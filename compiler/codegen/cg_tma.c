@@ -257,8 +257,7 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     } else if (!load_as_desc(C, ld, &tf))
         return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0 (write it as a tensor_desc load)";
     int arg = arg_index(C, tf.base), fast = e->colv, slow = 1 - fast;
-    blk_dtype t = (blk_dtype)v->type.dtype;
-    int eb = pl_elem_bytes(t);
+    int eb = e->bytes / (v->type.shape[0] * v->type.shape[1]); /* as stored: f8 as bytes where wgmma reads them */
     if (arg < 0) return "the base is not a kernel argument";
     if (ax_elem_div(C->ax, tf.base) < 16) return "the base is not 16-byte aligned in this variant";
     if (!stride_is_1(C, tf.stride[fast]) || !tf.stride[slow]) return "the stored dim's stride is not 1";

@@ -129,7 +129,8 @@ static bool has_exit(const ir_region *r) {
  * offsets follow the induction variable, one dim has stride 1 (stored
  * contiguous) and its groups are 4, 8 or 16 bytes. Codegen fills the ring
  * with TMA where it can (cg_tma.c), else with cp.async. */
-static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_value *v, ir_value *src, int role) {
+static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, const lay_table *lt, ir_value *v, ir_value *src,
+                          int role) {
     ir_inst *ld = src->def;
     int rank = src->type.rank;
     blk_dtype t = (blk_dtype)src->type.dtype;
@@ -162,7 +163,7 @@ static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_value *v, ir_
     }
     /* a loop left early would leave copies in flight into memory reused after it */
     if (has_exit(loop->regions[0])) { set_why(P, v, "the loop has a break"); return; }
-    P->t->e[src->id] = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(t, src->type.shape[0], src->type.shape[1]), fast,
+    P->t->e[src->id] = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(lt, d, src->type.shape[0], src->type.shape[1]), fast,
                                   role};
 }
 
@@ -214,7 +215,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         return;
     }
     if (src->def && src->def->op == IR_DESC_LOAD && src->def->parent == loop->regions[0]) {
-        consider_desc(P, loop, stages, v, src, trans ? 1 - role : role);
+        consider_desc(P, loop, stages, d, lt, v, src, trans ? 1 - role : role);
         return;
     }
     if (!defined_outside(v, loop)) { set_why(P, v, "computed in the loop"); return; }

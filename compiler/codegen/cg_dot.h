@@ -1,0 +1,75 @@
+/* cg_dot.h — what cg_dot.c (the dot lowerings) and cg_pipe.c (operands
+ * resident in shared memory: rings, hoisted tiles, wgmma groups in flight)
+ * share: the stored tile of a dot operand, the wgmma plan of a dot, and
+ * the functions each file gives the other. Private to those two files. */
+#ifndef BLK_CG_DOT_H
+#define BLK_CG_DOT_H
+
+#include "cg_internal.h"
+
+/* A dot operand's tile in shared memory (cg_dot.c's header comment has the
+ * swizzled form; tile_init_wg wgmma's 128-byte panels). */
+typedef struct {
+    LLVMValueRef base; /* addrspace(3) i8* */
+    int rows, cols;    /* stored shape: cols contiguous */
+    int e;             /* bytes per element */
+    int rb;            /* bytes per row */
+    int per_phase, max_phase;
+    int colv;          /* the value dim stored along cols */
+    bool wg;           /* wgmma's form: 128-byte panels, 128-byte swizzle */
+    int perm_wm;       /* wgmma A: rows permuted for Wm warps (0: not) */
+} sm_tile;
+
+/* Which path a dot takes on a wgmma target (wg_choose) and why not. */
+typedef struct {
+    bool ok, areg;
+    int acv, bcv;   /* stored colv, in a's / b's own dims */
+    char why[160];  /* when not ok: the reason (blkc -R) */
+} wg_plan;
+
+/* cg_dot.c */
+void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv);
+void tile_init_wg(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv, int perm_wm);
+LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col); /* byte offset (i32) */
+LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);          /* shared-window address */
+int stored_bytes(blk_dtype t);
+void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32);
+bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p);
+/* the pipeliner entry holding operand v (or the value v transposes), and
+ * v's stored colv through it */
+const pl_entry *operand_entry(cg_ctx *C, ir_value *v, int *colv);
+void fence_async_smem(cg_ctx *C);
+/* an asm statement through which vals[0..n) pass unchanged, ordered with
+ * the wgmma instructions */
+void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
+
+/* cg_pipe.c */
+/* Dot operand v's resident tile (a ring's slot of this iteration), with
+ * colv in v's dims (through trans). */
+bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out);
+/* How a wgmma dot waits for its group (wg_wait):
+ *   WG_NOW    wait_group 0 after its instructions;
+ *   WG_KEEP1  wait_group 1: its accumulator is carried to itself only
+ *             (matmul's acc = dot(a, b, acc)), so the group runs into the
+ *             next iteration, where the dot's next group queues behind it;
+ *   WG_USE    waits just before its first reader in the body (the yield
+ *             when it is only carried), leaving the groups committed since
+ *             running: with the next block's scores issued first (s_next =
+ *             dot(q, k_next), carried), this block's softmax runs under
+ *             them (FA3's intra-warpgroup overlap); with q k^T and p v
+ *             issued back to back, the softmax runs under p v;
+ *   WG_CARRY  only carried, and completed in the next iteration before its
+ *             first reader (carry_ok): attention's acc = dot(p, v, acc *
+ *             alpha) runs under the next iteration's barrier, copies and
+ *             q k^T.
+ * All but WG_NOW need the dot's shared operands in this loop's rings
+ * or hoisted tiles (nothing staged into scratch under a running group) and
+ * rings at least 3 slots deep: the copies then run S-2 tiles ahead, so a
+ * slot is refilled two iterations after it was read (prefetch). A carried
+ * group completes within the next iteration: its value must be read there,
+ * and the body's dots are all at its top level, so that the groups
+ * committed between a dot and a reader are counted in program order. */
+enum { WG_NOW, WG_KEEP1, WG_CARRY, WG_USE };
+int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot);
+
+#endif

@@ -1,0 +1,574 @@
+/* cg_pipe.c — dot operands resident in shared memory (pipeliner.h): the
+ * rings a loop's loads stream through (cp.async, or TMA: cg_tma.c) and the
+ * tiles hoisted before it, filled at the loop's begin / top / end hooks;
+ * and the wgmma groups left in flight across instructions and iterations
+ * (wg_wait). cg_dot.c lowers the dots that read them. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cg_dot.h"
+
+/* ---- operands resident in shared memory (pipeliner.h) ----
+ *
+ * A RING load's tile has `stages` slots of `bytes`; the slot iteration i
+ * reads is i % stages, computed at the top of the body from the induction
+ * variable. A HOIST value's tile is written once before the loop. Both live
+ * in cg_smem_reserve's memory until the loop's exit drains the copies. */
+
+struct cg_tile {
+    sm_tile t;          /* slot 0 (RING) or the tile; colv in the value's own dims */
+    const pl_entry *e;
+    LLVMValueRef slot;  /* RING: this iteration's slot (i32) */
+    const cg_tma *tma;  /* RING filled by TMA (cg_tma.c), else cp.async */
+    LLVMValueRef mbar;  /* TMA: the loop's mbarriers, one .b64 per slot */
+    LLVMValueRef lb, ub, step; /* the loop's bounds (i64) */
+    int reserved_before;       /* C->smem_reserved before the loop's tiles */
+    bool live;
+};
+
+
+static struct cg_tile *tile_of(cg_ctx *C, const ir_value *v) {
+    if (!v || v->id < 0 || v->id >= C->num_values || !C->tiles) return NULL;
+    struct cg_tile *t = C->tiles[v->id];
+    return t && t->live ? t : NULL;
+}
+
+/* Dot operand v's resident tile, with colv in v's dims (through trans). */
+bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out) {
+    bool trans = false;
+    struct cg_tile *rt = tile_of(C, v);
+    if (!rt && v->def && v->def->op == IR_PERMUTE) rt = tile_of(C, v->def->operands[0]), trans = true;
+    if (!rt) return false;
+    *out = rt->t;
+    if (trans) out->colv = 1 - out->colv;
+    if (rt->e->kind == PL_RING) {
+        LLVMValueRef off = LLVMBuildMul(C->b, rt->slot, cg_const_i32(C, rt->e->bytes), "");
+        out->base = LLVMBuildGEP2(C->b, C->i8, rt->t.base, &off, 1, "");
+    }
+    return true;
+}
+
+static int uses_in(const ir_region *r, const ir_value *v);
+
+static bool reads(const ir_inst *in, const ir_value *v) {
+    for (int k = 0; k < in->num_operands; k++)
+        if (in->operands[k] == v) return true;
+    for (int k = 0; k < in->num_regions; k++)
+        if (uses_in(in->regions[k], v)) return true;
+    return false;
+}
+
+/* One wait_group for the pending group g that `in` reads: it leaves the
+ * groups committed after g running, and completes every group up to g
+ * (they finish in order), so all of those values are rebound to the
+ * wait's tied outputs. */
+static void drain_for(cg_ctx *C, ir_inst *in) {
+    int g = INT_MIN;
+    for (int q = 0; q < C->num_wg_pending; q++)
+        if (reads(in, C->wg_pending[q].v) && C->wg_pending[q].group > g) g = C->wg_pending[q].group;
+    if (g == INT_MIN) return;
+    int n = 0, keep = 0;
+    cg_val vals[8];
+    for (int q = 0; q < C->num_wg_pending; q++) {
+        if (C->wg_pending[q].group > g) {
+            C->wg_pending[keep++] = C->wg_pending[q];
+            continue;
+        }
+        ir_value *v = C->wg_pending[q].v;
+        vals[n++] = cg_get(C, v, cg_lay(C, v));
+    }
+    int nt = 0;
+    for (int q = 0; q < n; q++) nt += vals[q].n;
+    LLVMValueRef *tied = ARENA_ARRAY(C->a, LLVMValueRef, nt > 0 ? nt : 1);
+    if (!tied) { C->failed = true; return; }
+    for (int q = 0, at = 0; q < n; at += vals[q].n, q++)
+        for (int r = 0; r < vals[q].n; r++) tied[at + r] = vals[q].v[r];
+    char text[48];
+    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", C->wg_commits - g - 1);
+    wg_pass(C, text, tied, nt);
+    for (int q = 0, j = 0, at = 0; q < C->num_wg_pending; q++) {
+        if (C->wg_pending[q].group > g) continue;
+        cg_val w = cg_new_val(C, vals[j].n, vals[j].lay);
+        for (int r = 0; r < w.n; r++) w.v[r] = tied[at + r];
+        at += w.n;
+        cg_set(C, C->wg_pending[q].v, w);
+        j++;
+    }
+    C->num_wg_pending = keep;
+}
+
+bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
+    if (C->num_wg_pending) drain_for(C, in);
+    if (in->op == IR_LOAD || in->op == IR_DESC_LOAD) {
+        struct cg_tile *t = tile_of(C, in->results[0]);
+        return t && t->e->kind == PL_RING;
+    }
+    if (in->op == IR_PERMUTE) {
+        struct cg_tile *t = tile_of(C, in->operands[0]);
+        return t && t->e->kind == PL_RING;
+    }
+    return false;
+}
+
+static void mark_chain(cg_ctx *C, ir_region *body, ir_value *v, bool *mark) {
+    if (!v || !v->def || v->def->parent != body || v->id < 0 || v->id >= C->num_values || mark[v->id]) return;
+    mark[v->id] = true;
+    for (int k = 0; k < v->def->num_operands; k++) mark_chain(C, body, v->def->operands[k], mark);
+}
+
+/* v (computed from the induction variable and values from before the loop:
+ * pipeliner.c's chain_ok) for the iteration whose induction variable is
+ * iv64, in layout `want`: the body's defining ops run again with the
+ * induction variable rebound, then every value is put back. */
+static cg_val eval_at(cg_ctx *C, ir_inst *loop, ir_value *v, LLVMValueRef iv64, const lay_layout *want) {
+    ir_region *body = loop->regions[0];
+    ir_value *ivv = body->args.data[0];
+    bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1);
+    if (!mark) { C->failed = true; return cg_get(C, v, want); }
+    mark_chain(C, body, v, mark);
+    cg_val *saved = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
+    if (!saved) { C->failed = true; return cg_get(C, v, want); }
+    for (int i = 0; i < C->num_values; i++)
+        if (mark[i]) saved[i] = C->vals[i], C->vals[i] = (cg_val){0};
+    cg_val old_iv = C->vals[ivv->id];
+    cg_val ivx = cg_new_val(C, 1, NULL);
+    blk_dtype it = (blk_dtype)ivv->type.dtype;
+    ivx.v[0] = dtype_bits(it) < 64 ? LLVMBuildTrunc(C->b, iv64, cg_type(C, it), "") : iv64;
+    C->vals[ivv->id] = ivx;
+    /* rematerialisations made for another iteration must not be reused */
+    struct cg_remat *rm = C->remat;
+    int nrm = C->num_remat, crm = C->cap_remat;
+    C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+    for (ir_inst *i = body->first; i; i = i->next)
+        if (i->num_results && i->results[0]->id >= 0 && i->results[0]->id < C->num_values && mark[i->results[0]->id])
+            cg_region_inst(C, i);
+    cg_val r = cg_get(C, v, want);
+    C->remat = rm, C->num_remat = nrm, C->cap_remat = crm;
+    C->vals[ivv->id] = old_iv;
+    for (int i = 0; i < C->num_values; i++)
+        if (mark[i]) C->vals[i] = saved[i];
+    return r;
+}
+
+static void async_commit(cg_ctx *C) { cg_inline_asm(C, C->vd, "cp.async.commit_group;", "~{memory}", NULL, 0, true); }
+
+static void async_wait(cg_ctx *C, int n) {
+    char text[48];
+    snprintf(text, sizeof text, "cp.async.wait_group %d;", n);
+    cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true);
+}
+
+/* The copies of RING load `ld` for the iteration with induction variable
+ * iv64 into slot `slot` (i32), when `go` (i1: the iteration exists). Each
+ * register group of the load's access (vectorize: 4, 8 or 16 bytes, one
+ * mask bit) is one cp.async; a masked group copies 0 bytes and zero-fills
+ * (src-size 0: no global access); replicas copy nothing. A descriptor
+ * load's group is at base + sum_d (offset_d + coord_d) * stride_d and
+ * masked off outside 0 <= offset_d + coord_d < dim_d (cg_memory.c's
+ * lower_desc; vectorize proved a group wholly in or out). */
+static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64,
+                         LLVMValueRef slot, LLVMValueRef go) {
+    LLVMBuilderRef b = C->b;
+    ir_value *r = ld->results[0];
+    const vec_access *acc = vec_get(C->vt, ld);
+    const lay_layout *l = acc->lay;
+    bool desc = ld->op == IR_DESC_LOAD;
+    cg_val pv = {0}, mv = {0};
+    LLVMValueRef base = NULL, dims[2], strides[2], offs[2];
+    if (desc) {
+        base = cg_get(C, ld->operands[0], NULL).v[0];
+        for (int d = 0; d < 2; d++) {
+            ir_value *dv = ld->operands[1 + d], *sv = ld->operands[3 + d], *ov = ld->operands[5 + d];
+            dims[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)dv->type.dtype, DT_I64, cg_get(C, dv, NULL).v[0]);
+            strides[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)sv->type.dtype, DT_I64, cg_get(C, sv, NULL).v[0]);
+            offs[d] = cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I64, eval_at(C, loop, ov, iv64, NULL).v[0]);
+        }
+    } else {
+        pv = eval_at(C, loop, ld->operands[0], iv64, l);
+        if (ld->num_operands > 1) mv = eval_at(C, loop, ld->operands[1], iv64, l);
+    }
+    cg_lay_info li;
+    cg_lay_info_get(C, l, 2, r->type.shape, &li);
+    int vec = acc->vec, bytes = acc->bytes, cv = rt->t.colv;
+    LLVMValueRef sbase = LLVMBuildGEP2(b, C->i8, rt->t.base,
+                                       (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")}, 1, "");
+    sm_tile t = rt->t;
+    t.base = sbase;
+    char text[160];
+    snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.%s.shared.global [$0], [$1], %d, $2; }",
+             bytes == 16 ? "cg" : "ca", bytes);
+    LLVMValueRef zero64 = LLVMConstInt(C->i64, 0, 0);
+    for (int i = 0; i < li.nregs; i += vec) {
+        LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - cv);
+        LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, cv));
+        LLVMValueRef on = go, src;
+        if (desc) {
+            LLVMValueRef eoff = zero64;
+            for (int d = 0; d < 2; d++) {
+                LLVMValueRef g = LLVMBuildAdd(b, offs[d], LLVMBuildZExt(b, cg_reg_coord(C, &li, i, d), C->i64, ""), "");
+                on = LLVMBuildAnd(b, on, LLVMBuildICmp(b, LLVMIntSGE, g, zero64, ""), "");
+                on = LLVMBuildAnd(b, on, LLVMBuildICmp(b, LLVMIntSLT, g, dims[d], ""), "");
+                eoff = LLVMBuildAdd(b, eoff, LLVMBuildMul(b, g, strides[d], ""), "");
+            }
+            src = LLVMBuildGEP2(b, cg_mem_type(C, (blk_dtype)r->type.dtype), base, &eoff, 1, "");
+        } else {
+            if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
+            src = pv.v[pv.n == li.nregs ? i : 0];
+        }
+        LLVMValueRef size = LLVMBuildSelect(b, on, cg_const_i32(C, bytes), cg_const_i32(C, 0), "");
+        LLVMValueRef own = LLVMBuildZExt(b, cg_reg_canonical(C, &li, i), C->i32, "");
+        LLVMValueRef args[4] = {tile_addr32(C, &t, off), src, size, own};
+        cg_inline_asm(C, C->vd, text, "r,l,r,r,~{memory}", args, 4, true);
+    }
+}
+
+static bool loop_has(cg_ctx *C, ir_inst *loop) {
+    if (!C->pl) return false;
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind != PL_NONE && C->pl->e[i].loop == loop) return true;
+    return false;
+}
+
+static int loop_stages(cg_ctx *C, ir_inst *loop) {
+    int s = 0;
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop && C->pl->e[i].stages > s) s = C->pl->e[i].stages;
+    return s;
+}
+
+static int uses_in(const ir_region *r, const ir_value *v) {
+    int n = 0;
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        for (int k = 0; k < i->num_operands; k++) n += i->operands[k] == v;
+        for (int k = 0; k < i->num_regions; k++) n += uses_in(i->regions[k], v);
+    }
+    return n;
+}
+
+
+/* The yield slot carrying dot's result when that is its only use. */
+static int yield_slot(ir_inst *loop, ir_inst *dot) {
+    ir_region *body = loop->regions[0];
+    ir_inst *y = body->last;
+    if (dot->parent != body || !y || y->op != IR_YIELD || uses_in(body, dot->results[0]) != 1) return -1;
+    for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
+        if (y->operands[k] == dot->results[0]) return k;
+    return -1;
+}
+
+static bool has_dot(const ir_region *r) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == IR_DOT) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_dot(i->regions[k])) return true;
+    }
+    return false;
+}
+
+/* every dot of the body at its top level, and few enough to track
+ * (cg_ctx.wg_pending) */
+static bool dots_flat(const ir_region *body) {
+    int n = 0;
+    for (const ir_inst *i = body->first; i; i = i->next) {
+        n += i->op == IR_DOT;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_dot(i->regions[k])) return false;
+    }
+    return n <= 8;
+}
+
+/* Whether dot's result can stay in flight into the next iteration, read
+ * there as the carried `arg`: every reader of arg comes before dot (its
+ * registers are then free when dot issues), and a wait_group 0 comes before
+ * the first of them — the first reader of a dot read in the body that is
+ * the last dot committed before it. The wait that completes the carried
+ * group then finds it done: LLVM may copy its registers into the wait's
+ * tied operands, and a copy of registers still being written makes ptxas
+ * serialize every wgmma of the kernel (C7514). */
+static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
+    int before = 0;
+    for (ir_inst *i = body->first; i != dot; i = i->next) before += reads(i, arg);
+    if (!before || before != uses_in(body, arg)) return false;
+    ir_inst *last = NULL; /* the last dot committed so far */
+    bool full = false;
+    for (ir_inst *i = body->first; i != dot; i = i->next) {
+        if (last && reads(i, last->results[0])) full = true;
+        if (reads(i, arg)) return full;
+        if (i->op == IR_DOT) last = i;
+    }
+    return false;
+}
+
+int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+    wg_plan p;
+    int cv;
+    if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
+    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
+    if (t == DT_F8E4M3 || t == DT_F8E5M2) return WG_NOW; /* promoted after its wait (lower_wgmma) */
+    for (int k = p.areg ? 1 : 0; k < 2; k++) {
+        const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
+        if (!e || e->loop != loop) return WG_NOW;
+    }
+    ir_region *body = loop->regions[0];
+    if (dot->parent != body || !dots_flat(body)) return WG_NOW;
+    int k = yield_slot(loop, dot);
+    if (k < 0) return WG_USE;
+    ir_value *arg = body->args.data[1 + k];
+    if (!p.areg && dot->operands[2] == arg && uses_in(body, arg) == 1) return WG_KEEP1;
+    return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
+}
+
+static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+        if (i->op == IR_DOT && (wg_wait(C, loop, i) == WG_KEEP1 || wg_wait(C, loop, i) == WG_CARRY)) return true;
+    return false;
+}
+
+/* How many tiles ahead the copies run: S - 1, or S - 2 when a wgmma group
+ * stays in flight across iterations. */
+static int prefetch(cg_ctx *C, ir_inst *loop) { return loop_stages(C, loop) - 1 - (loop_in_flight(C, loop) ? 1 : 0); }
+
+/* the RING loads of the loop, in body order */
+static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
+    int n = 0;
+    for (ir_inst *i = loop->regions[0]->first; i && n < max; i = i->next)
+        if ((i->op == IR_LOAD || i->op == IR_DESC_LOAD) && tile_of(C, i->results[0]) &&
+            tile_of(C, i->results[0])->e->kind == PL_RING)
+            out[n++] = i;
+    return n;
+}
+
+/* The boxes of TMA ring `ld` for the iteration with induction variable
+ * iv64 into slot `slot`, completing on bar32 (issued where pred): per
+ * 128-byte panel of the tile, one box per box_rows rows (an a tile, whose
+ * rows wg_row permutes, never takes TMA: cg_tma.c). */
+static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64, LLVMValueRef slot,
+                     LLVMValueRef bar32, LLVMValueRef pred) {
+    LLVMBuilderRef b = C->b;
+    const cg_tma *m = rt->tma;
+    LLVMValueRef off[2];
+    for (int d = 0; d < 2; d++) {
+        ir_value *ov = m->off[d];
+        off[d] = ov ? cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I32, eval_at(C, loop, ov, iv64, NULL).v[0])
+                    : cg_const_i32(C, 0);
+    }
+    LLVMValueRef z = m->z ? cg_cast_scalar(C, ld->loc, (blk_dtype)m->z->type.dtype, DT_I32, eval_at(C, loop, m->z, iv64, NULL).v[0])
+                          : NULL;
+    sm_tile t = rt->t;
+    if (t.perm_wm) { C->failed = true; return; }
+    t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
+                           1, "");
+    LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
+    int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / 128;
+    for (int p = 0; p < panels; p++)
+        for (int q = 0; q < rows / R; q++)
+            cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z,
+                        bar32, pred);
+}
+
+static LLVMValueRef mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {
+    LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, mbar, (LLVMValueRef[]){LLVMBuildMul(C->b, slot, cg_const_i32(C, 8), "")}, 1, "");
+    return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, p, C->i64, ""), C->i32, "");
+}
+
+/* Fill `slot` with the rings' tiles of the iteration with induction
+ * variable iv64, when `go`: TMA rings by thread 0 on the slot's mbarrier
+ * (armed with their bytes first), the others by cp.async in one group. */
+static void fill_slot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr, LLVMValueRef iv64, LLVMValueRef slot,
+                      LLVMValueRef go) {
+    LLVMBuilderRef b = C->b;
+    int tma_bytes = 0, ncp = 0;
+    struct cg_tile *first_tma = NULL;
+    for (int r = 0; r < nr; r++) {
+        struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+        if (rt->tma) tma_bytes += rt->e->bytes, first_tma = first_tma ? first_tma : rt;
+        else ncp++;
+    }
+    if (first_tma) {
+        LLVMValueRef bar = mbar_at(C, first_tma->mbar, slot);
+        LLVMValueRef t0 = LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
+        LLVMValueRef pred = LLVMBuildZExt(b, LLVMBuildAnd(b, t0, go, ""), C->i32, "");
+        cg_mbar_expect(C, bar, tma_bytes, pred);
+        for (int r = 0; r < nr; r++) {
+            struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+            if (rt->tma) tma_fill(C, loop, rt, rings[r], iv64, slot, bar, pred);
+        }
+    }
+    for (int r = 0; r < nr; r++) {
+        struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
+        if (!rt->tma) issue_copies(C, loop, rt, rings[r], iv64, slot, go);
+    }
+    if (ncp) async_commit(C);
+}
+
+static struct cg_tile *loop_tma(cg_ctx *C, ir_inst **rings, int nr) {
+    for (int r = 0; r < nr; r++)
+        if (tile_of(C, rings[r]->results[0])->tma) return tile_of(C, rings[r]->results[0]);
+    return NULL;
+}
+
+void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
+    if (!loop_has(C, loop) || C->failed) return;
+    LLVMBuilderRef b = C->b;
+    ir_region *body = loop->regions[0];
+    int reserved = C->smem_reserved;
+    cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
+    bool hoisted = false;
+    for (ir_inst *in = body->first; in; in = in->next) {
+        ir_value *cand[2];
+        int nc = 0;
+        bool load = in->op == IR_LOAD || in->op == IR_DESC_LOAD;
+        if (load) cand[nc++] = in->results[0];
+        if (in->op == IR_DOT) cand[nc++] = in->operands[0], cand[nc++] = in->operands[1];
+        for (int c = 0; c < nc; c++) {
+            ir_value *v = cand[c];
+            const pl_entry *e = pl_get(C->pl, v);
+            if (!e || e->loop != loop || v->id >= C->num_values || C->tiles[v->id]) continue;
+            if (load != (e->kind == PL_RING)) continue;
+            struct cg_tile *rt = ARENA_NEW(C->a, struct cg_tile);
+            if (!rt) { C->failed = true; return; }
+            blk_dtype dt = (blk_dtype)v->type.dtype;
+            int role = 0;
+            wg_plan wp;
+            ir_inst *dot = cg_dot_reading(loop, v, &role);
+            bool wg = dot && wg_choose(C, dot, &wp);
+            LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
+            int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
+            int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : stored_bytes(dt);
+            if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? C->num_warps : 0);
+            else tile_init(&rt->t, base, rows, cols, eb, e->colv);
+            rt->e = e;
+            rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
+            rt->lb = lb, rt->ub = ub, rt->step = step;
+            rt->reserved_before = reserved;
+            if (e->kind == PL_HOIST) {
+                store_operand(C, loop->loc, &rt->t, cg_get(C, v, cg_lay(C, v)), v->type, dt == DT_F32);
+                if (wg) fence_async_smem(C); /* generic-proxy stores, read by wgmma's async proxy */
+                hoisted = true;
+            }
+            rt->live = true;
+            C->tiles[v->id] = rt;
+        }
+    }
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
+    struct cg_tile *tm = loop_tma(C, rings, nr);
+    if (tm) {
+        /* one mbarrier per slot; the memory was scratch written through the
+         * generic proxy, which TMA's async-proxy writes must come after */
+        int S = loop_stages(C, loop);
+        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S, 8);
+        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = mbar;
+        LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+        for (int j = 0; j < S; j++) cg_mbar_init(C, mbar_at(C, mbar, cg_const_i32(C, j)), t0);
+        cg_mbar_init_fence(C);
+        fence_async_smem(C);
+        cg_barrier(C);
+    }
+    for (int j = 0; j < P && nr; j++) {
+        LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
+        LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
+        fill_slot(C, loop, rings, nr, ivj, cg_const_i32(C, j), go);
+    }
+    if (hoisted && !nr) cg_barrier(C); /* with rings, the first iteration's barrier does it */
+}
+
+/* The carried results of WG_CARRY dots are in flight at the top of the
+ * body: the last iteration committed them, then the groups of the dots
+ * after them in the body. Group indices are set so that a reader's wait
+ * counts those groups and the ones this iteration commits before it. */
+static void carry_pending(cg_ctx *C, ir_inst *loop) {
+    ir_region *body = loop->regions[0];
+    int total = 0, pos = 0;
+    wg_plan p;
+    C->num_wg_pending = 0;
+    for (ir_inst *i = body->first; i; i = i->next) total += i->op == IR_DOT && wg_choose(C, i, &p);
+    for (ir_inst *i = body->first; i; i = i->next) {
+        if (i->op != IR_DOT || !wg_choose(C, i, &p)) continue;
+        if (wg_wait(C, loop, i) == WG_CARRY) {
+            C->wg_pending[C->num_wg_pending].v = body->args.data[1 + yield_slot(loop, i)];
+            C->wg_pending[C->num_wg_pending].group = C->wg_commits - total + pos;
+            C->num_wg_pending++;
+        }
+        pos++;
+    }
+}
+
+void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
+    if (!loop_has(C, loop) || C->failed) return;
+    carry_pending(C, loop);
+    LLVMBuilderRef b = C->b;
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop), P = prefetch(C, loop);
+    if (!nr) return;
+    struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
+    LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
+    LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    /* tile i is in: at most P-1 younger groups pending (cp.async), the
+     * slot's mbarrier past its (i / S)-th phase (TMA); the barrier makes
+     * every thread's copies visible and proves that the readers of the slot
+     * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
+     * i-1 may still run) are done */
+    bool cp = false;
+    for (int r = 0; r < nr; r++) cp |= !tile_of(C, rings[r]->results[0])->tma;
+    if (cp) async_wait(C, P - 1);
+    if (tm) {
+        LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
+        LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
+        cg_mbar_wait(C, mbar_at(C, tm->mbar, slot), parity);
+    }
+    /* No proxy fence for the rings: what cp.async wrote is read by wgmma
+     * after cp.async.wait_group and the barrier, as in CUTLASS's
+     * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
+     * stores from registers). fence.proxy.async is a MEMBAR.ALL.CTA, which
+     * also waits for the copies still in flight for later stages: one per
+     * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
+     * tiles, operands staged per dot) still fence. */
+    cg_barrier(C);
+    for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+    LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
+    LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
+    LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
+    fill_slot(C, loop, rings, nr, ivn, pslot, go);
+}
+
+void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
+    if (!loop_has(C, loop) || C->failed) return;
+    C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16);
+    if (nr) async_wait(C, 0); /* no copy may land in memory reused next */
+    struct cg_tile *tm = loop_tma(C, rings, nr);
+    if (tm) {
+        /* every TMA issued was waited for in its iteration (none is issued
+         * past the last); thread 0 passed the last iteration's barrier, so
+         * no thread still waits on a barrier */
+        LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+        for (int j = 0; j < loop_stages(C, loop); j++) cg_mbar_inval(C, mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+    }
+    cg_barrier(C);
+    for (int i = 0; i < C->num_values; i++) {
+        struct cg_tile *t = C->tiles[i];
+        if (!t || t->e->loop != loop) continue;
+        C->smem_reserved = t->reserved_before;
+        t->live = false;
+        C->tiles[i] = NULL;
+    }
+}
+
+
+void cg_pipe_results(cg_ctx *C, ir_inst *loop) {
+    if (C->failed || !C->pl || !loop_has(C, loop) || !loop_in_flight(C, loop)) return;
+    /* the last groups of the in-flight dots complete before their
+     * accumulators leave the loop: wait_group 0 takes them as tied operands */
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_DOT || (wg_wait(C, loop, i) != WG_KEEP1 && wg_wait(C, loop, i) != WG_CARRY)) continue;
+        ir_value *r = loop->results[yield_slot(loop, i)];
+        cg_val v = cg_get(C, r, cg_lay(C, r)), w = cg_new_val(C, v.n, v.lay);
+        for (int k = 0; k < v.n; k++) w.v[k] = v.v[k];
+        wg_pass(C, "wgmma.wait_group.sync.aligned 0;", w.v, w.n);
+        cg_set(C, r, w);
+    }
+}
+
