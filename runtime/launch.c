@@ -7,9 +7,10 @@
  * any, can be encoded for them: tmap.c), grid, block, shared memory. Only
  * then the maps (the device's cache) and cuLaunchKernel. The host cost is
  * the point of this file: no allocation, no locks (but the map cache's, for
- * variants with maps), no string work unless an error is reported; everything that can
- * be computed once was computed when the module was loaded (module.c), or
- * for a kernel from source when its variant was first needed (lazy.c).
+ * variants with maps), no string work unless an error is reported;
+ * everything that can be computed once was computed when the module was
+ * loaded (module.c), or for a kernel from source when its variant was first
+ * needed (lazy.c).
  * After the launch, a record in the device's launch log (stream.c: a spin
  * lock and a few stores) lets a later failed or timed-out synchronisation
  * name it. While a tool takes NVTX ranges or BLK_PROFILE times launches,
