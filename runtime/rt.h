@@ -163,8 +163,8 @@ const char *rt_tmap_fit_text(rt_tmap_fit f);
 int rt_tmap_dtype(rt_type t);
 
 /* Encoded maps of one device, keyed by rt_tmap_args (the device fixes the
- * context): LLM serving launches the same tensors over and over, and an
- * encode costs about a microsecond. Round-robin replacement. */
+ * context): LLM serving launches the same tensors over and over, and each
+ * encode is a driver call. Round-robin replacement. */
 #define RT_TMAP_CACHE 64
 typedef struct {
     rt_tmap_args key;
