@@ -68,8 +68,27 @@ static void parse_good(void) {
           "x strides");
     CHECK(x->box[0] == 16 && x->box[4] == 1, "x box");
     CHECK(y->arg == 3 && y->dtype == RT_T_F32 && y->rank == 1 && y->box[0] == 4 && y->swizzle == 32, "y: rank 1");
-    CHECK(m.kernels[2].variants[0].ntmaps == 0, "tmaps= empty: none");
+    CHECK(m.kernels[2].variants[0].ntmaps == 0 && m.kernels[2].variants[0].tmaps == NULL, "tmaps= empty: none");
     rt_meta_free(&m);
+
+    /* the 1st, 2nd, ... allocation of the parse failing: out of memory, an
+     * empty result, until a run needs no more */
+    int failed = 0;
+    for (long nth = 1;; nth++) {
+        rt_alloc_fail_at(nth);
+        blkrt_status st = rt_meta_parse(t, strlen(t), &m);
+        bool injected = rt_alloc_fail_at(0) >= nth;
+        if (!injected) {
+            CHECK(st == BLKRT_OK && m.nkernels == 3, "no failure injected: parsed");
+            rt_meta_free(&m);
+            break;
+        }
+        failed++;
+        CHECK(st == BLKRT_ERR_OUT_OF_MEMORY && m.nkernels == 0 && m.pool == NULL, "allocation %ld failing: %s", nth,
+              blkrt_status_name(st));
+        rt_meta_free(&m);
+    }
+    CHECK(failed >= 2, "the parse allocates (%d failures injected)", failed);
 }
 
 static void bad(const char *line, const char *message) {
