@@ -337,8 +337,7 @@ const char *rt_lazy_jit_log(blkrt_module *m);
 /* ---- tmap.c (the rest) ---- */
 /* Can every map of v be encoded for these arguments? Fills out[0..ntmaps)
  * either way up to the first that cannot; *bad = its index. */
-rt_tmap_fit rt_tmaps_fit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out,
-                         int *bad);
+rt_tmap_fit rt_tmaps_fit(const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out, int *bad);
 /* The encoded map of a (the device's cache, or cuTensorMapEncodeTiled on a
  * miss) into *map; d's context must be current. Errors name kernel k and
  * the map's parameter. */
