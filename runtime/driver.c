@@ -4,9 +4,10 @@
  * GPU dlopens libcuda.so.1 (or $BLKRT_CUDA_LIBRARY, which the tests point at
  * a fake driver), resolves every entry point of cuda_api.h and calls cuInit,
  * exactly once per process (pthread_once). A missing optional entry point
- * (RT_CUDA_OPTIONAL_FUNCS) leaves its field NULL: only what needs it fails. The table is immutable afterwards,
- * so the launch path reads it without a lock. A missing driver is a status
- * with a message, never a crash: the CPU device works without one.
+ * (RT_CUDA_OPTIONAL_FUNCS) leaves its field NULL: only what needs it fails.
+ * The table is immutable afterwards, so the launch path reads it without a
+ * lock. A missing driver is a status with a message, never a crash: the CPU
+ * device works without one.
  */
 #include <dlfcn.h>
 #include <stdatomic.h>

@@ -7,9 +7,10 @@
  * any, can be encoded for them: tmap.c), grid, block, shared memory. Only
  * then the maps (the device's cache) and cuLaunchKernel. The host cost is
  * the point of this file: no allocation, no locks (but the map cache's, for
- * variants with maps), no string work unless an error is reported; everything that can
- * be computed once was computed when the module was loaded (module.c), or
- * for a kernel from source when its variant was first needed (lazy.c).
+ * variants with maps), no string work unless an error is reported;
+ * everything that can be computed once was computed when the module was
+ * loaded (module.c), or for a kernel from source when its variant was first
+ * needed (lazy.c).
  * After the launch, a record in the device's launch log (stream.c: a spin
  * lock and a few stores) lets a later failed or timed-out synchronisation
  * name it. While a tool takes NVTX ranges or BLK_PROFILE times launches,
@@ -58,7 +59,7 @@ static blkrt_status check_shared(const blkrt_kernel *k, const rt_variant *v, con
 static blkrt_status maps_unfit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args) {
     rt_tmap_args ta[RT_MAX_TMAPS];
     int bad = 0;
-    rt_tmap_fit f = rt_tmaps_fit(k, v, args, ta, &bad);
+    rt_tmap_fit f = rt_tmaps_fit(v, args, ta, &bad);
     return rt_err(BLKRT_ERR_INVALID_LAUNCH,
                   "kernel '%s': no variant accepts these arguments: entry '%s' takes a tensor map of '%s' and %s",
                   k->name, v->entry, k->meta->params[v->tmaps[bad].arg].name, rt_tmap_fit_text(f));
@@ -127,14 +128,14 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
          * if its tensor maps do not fit these tensors, the unspecialised
          * variant (which has none) */
         if ((st = rt_lazy_get(k, d16 & k->may_d16, eq1 & k->may_eq1, &v))) return st;
-        if (v->ntmaps && rt_tmaps_fit(k, v, args, ta, &bad) && (st = rt_lazy_get(k, 0, 0, &v))) return st;
-        if (v->ntmaps && rt_tmaps_fit(k, v, args, ta, &bad)) return maps_unfit(k, v, args);
+        if (v->ntmaps && rt_tmaps_fit(v, args, ta, &bad) && (st = rt_lazy_get(k, 0, 0, &v))) return st;
+        if (v->ntmaps && rt_tmaps_fit(v, args, ta, &bad)) return maps_unfit(k, v, args);
     } else {
         /* Most specialised first: the first whose assumptions all hold and
          * whose tensor maps (if any) can be encoded for these arguments. */
         for (int j = 0; j < k->nvariants && !v; j++)
             if ((k->variants[j].need_d16 & ~d16) == 0 && (k->variants[j].need_eq1 & ~eq1) == 0 &&
-                (!k->variants[j].ntmaps || rt_tmaps_fit(k, &k->variants[j], args, ta, &bad) == RT_TMAP_FITS))
+                (!k->variants[j].ntmaps || rt_tmaps_fit(&k->variants[j], args, ta, &bad) == RT_TMAP_FITS))
                 v = &k->variants[j];
         if (!v) return no_variant(k, d16, eq1, args);
     }

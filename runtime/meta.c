@@ -384,7 +384,8 @@ static bool parse_tmaps(parser *P, slice v, const rt_meta_kernel *k, rt_meta_var
     int n = v.n ? count_char(v, ';') + 1 : 0;
     if (n > RT_MAX_TMAPS) FAIL(P, "blk-meta line %d: tmaps: %d maps (at most %d)", P->line, n, RT_MAX_TMAPS);
     var->ntmaps = n;
-    var->tmaps = rt_pool_alloc(P->pool, sizeof(rt_tmap) * (size_t)(n ? n : 1));
+    if (n == 0) return true; /* most lines: no maps, tmaps stays NULL */
+    var->tmaps = rt_pool_alloc(P->pool, sizeof(rt_tmap) * (size_t)n);
     if (!var->tmaps) FAIL_OOM(P);
     slice maps = v;
     for (int i = 0; i < n; i++) {

@@ -163,8 +163,8 @@ const char *rt_tmap_fit_text(rt_tmap_fit f);
 int rt_tmap_dtype(rt_type t);
 
 /* Encoded maps of one device, keyed by rt_tmap_args (the device fixes the
- * context): LLM serving launches the same tensors over and over, and an
- * encode costs about a microsecond. Round-robin replacement. */
+ * context): LLM serving launches the same tensors over and over, and each
+ * encode is a driver call. Round-robin replacement. */
 #define RT_TMAP_CACHE 64
 typedef struct {
     rt_tmap_args key;
@@ -337,8 +337,7 @@ const char *rt_lazy_jit_log(blkrt_module *m);
 /* ---- tmap.c (the rest) ---- */
 /* Can every map of v be encoded for these arguments? Fills out[0..ntmaps)
  * either way up to the first that cannot; *bad = its index. */
-rt_tmap_fit rt_tmaps_fit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out,
-                         int *bad);
+rt_tmap_fit rt_tmaps_fit(const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out, int *bad);
 /* The encoded map of a (the device's cache, or cuTensorMapEncodeTiled on a
  * miss) into *map; d's context must be current. Errors name kernel k and
  * the map's parameter. */

@@ -109,8 +109,7 @@ rt_tmap_fit rt_tmap_eval(const rt_tmap *t, const blkrt_arg *args, rt_tmap_args *
     return RT_TMAP_FITS;
 }
 
-rt_tmap_fit rt_tmaps_fit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out,
-                         int *bad) {
+rt_tmap_fit rt_tmaps_fit(const rt_variant *v, const blkrt_arg *args, rt_tmap_args *out, int *bad) {
     for (int i = 0; i < v->ntmaps; i++) {
         rt_tmap_fit f = rt_tmap_eval(&v->tmaps[i], args, &out[i]);
         if (f != RT_TMAP_FITS) {

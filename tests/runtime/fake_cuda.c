@@ -65,7 +65,14 @@ static struct {
 static int npending;
 
 /* launches */
-static fake_launch *launches; /* ring of LOG_CAP */
+/* A launch as recorded: what fake_get_launch gives (fake_launch keeps the
+ * layout tests/python mirrors) and the parameters over 8 bytes (fake_get_big). */
+typedef struct {
+    fake_launch l;
+    int nbig;
+    unsigned char big[FAKE_MAX_BIG][128];
+} launch_rec;
+static launch_rec *launches; /* ring of LOG_CAP */
 static int nlaunches;
 
 /* cuFuncSetAttribute calls per entry */
@@ -156,7 +163,15 @@ EXPORT int fake_launch_count(void) {
 EXPORT int fake_get_launch(int i, fake_launch *out) {
     LOCK();
     int ok = i >= 0 && i < nlaunches && i >= nlaunches - LOG_CAP;
-    if (ok) *out = launches[i % LOG_CAP];
+    if (ok) *out = launches[i % LOG_CAP].l;
+    UNLOCK();
+    return ok ? 0 : -1;
+}
+
+EXPORT int fake_get_big(int i, int j, unsigned char *out) {
+    LOCK();
+    int ok = i >= 0 && i < nlaunches && i >= nlaunches - LOG_CAP && j >= 0 && j < launches[i % LOG_CAP].nbig;
+    if (ok) memcpy(out, launches[i % LOG_CAP].big[j], 128);
     UNLOCK();
     return ok ? 0 : -1;
 }
@@ -230,7 +245,7 @@ EXPORT CUresult cuInit(unsigned int flags) {
         p += n ? n : 1;
         while (*p == ',') p++;
     }
-    if (!launches) launches = calloc(LOG_CAP, sizeof(fake_launch));
+    if (!launches) launches = calloc(LOG_CAP, sizeof(launch_rec));
     initialised = true;
     UNLOCK();
     return RT_CUDA_SUCCESS;
@@ -819,11 +834,11 @@ EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) 
 
 /* ---- streams, launches, graphs ---- */
 typedef struct {
-    fake_launch *v;
+    launch_rec *v;
     int n, cap;
 } launch_list;
 
-static void list_push(launch_list *l, const fake_launch *x) {
+static void list_push(launch_list *l, const launch_rec *x) {
     if (l->n == l->cap) {
         l->cap = l->cap ? l->cap * 2 : 8;
         l->v = realloc(l->v, sizeof *l->v * (size_t)l->cap);
@@ -855,7 +870,7 @@ static CUresult check_stream(CUstream s) {
     return RT_CUDA_SUCCESS;
 }
 
-static void record(const fake_launch *l) {
+static void record(const launch_rec *l) {
     LOCK();
     launches[nlaunches % LOG_CAP] = *l;
     nlaunches++;
@@ -878,31 +893,32 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     if ((int)shared > f->max_dyn) return RT_CUDA_ERROR_INVALID_VALUE;
     if (extra) return RT_CUDA_ERROR_INVALID_VALUE; /* the runtime never uses extra */
     if (f->nparams > 0 && !params) return RT_CUDA_ERROR_INVALID_VALUE;
-    fake_launch l;
-    memset(&l, 0, sizeof l);
-    snprintf(l.entry, sizeof l.entry, "%s", f->name);
-    l.device = current()->device;
-    l.grid[0] = gx, l.grid[1] = gy, l.grid[2] = gz;
-    l.block[0] = bx, l.block[1] = by, l.block[2] = bz;
-    l.shared = shared;
-    l.stream = s;
-    l.nparams = f->nparams;
+    launch_rec rec;
+    memset(&rec, 0, sizeof rec);
+    fake_launch *l = &rec.l;
+    snprintf(l->entry, sizeof l->entry, "%s", f->name);
+    l->device = current()->device;
+    l->grid[0] = gx, l->grid[1] = gy, l->grid[2] = gz;
+    l->block[0] = bx, l->block[1] = by, l->block[2] = bz;
+    l->shared = shared;
+    l->stream = s;
+    l->nparams = f->nparams;
     for (int i = 0; i < f->nparams; i++) {
-        l.param_size[i] = f->psize[i];
-        memcpy(l.param[i], params[i], f->psize[i] < 8 ? (size_t)f->psize[i] : 8);
+        l->param_size[i] = f->psize[i];
+        memcpy(l->param[i], params[i], f->psize[i] < 8 ? (size_t)f->psize[i] : 8);
         if (f->psize[i] > 8) {
             if ((uintptr_t)params[i] % 64) return RT_CUDA_ERROR_INVALID_VALUE;
-            if (l.nbig < FAKE_MAX_BIG)
-                memcpy(l.big[l.nbig++], params[i], f->psize[i] < 128 ? (size_t)f->psize[i] : 128);
+            if (rec.nbig < FAKE_MAX_BIG)
+                memcpy(rec.big[rec.nbig++], params[i], f->psize[i] < 128 ? (size_t)f->psize[i] : 128);
         }
     }
     if (s && s->capturing) {
         LOCK();
-        list_push(&s->cap, &l);
+        list_push(&s->cap, &rec);
         UNLOCK();
         return RT_CUDA_SUCCESS;
     }
-    record(&l);
+    record(&rec);
     return RT_CUDA_SUCCESS;
 }
 
@@ -998,9 +1014,9 @@ EXPORT CUresult cuGraphLaunch(CUgraphExec e, CUstream s) {
     CUresult r = check_stream(s);
     if (r) return r;
     for (int i = 0; i < e->l.n; i++) {
-        fake_launch l = e->l.v[i];
-        l.from_graph = 1;
-        l.stream = s;
+        launch_rec l = e->l.v[i];
+        l.l.from_graph = 1;
+        l.l.stream = s;
         record(&l);
     }
     return RT_CUDA_SUCCESS;

@@ -18,7 +18,7 @@
  * cuTensorMapEncodeTiled (CUDA 12.0) is exported unless the library is
  * built with FAKE_NO_TMAP (libfake_cuda_notmap: a driver older than 12.0).
  * A launch records the bytes of up to FAKE_MAX_BIG parameters larger than 8
- * bytes (".param .align 64 .b8 NAME[128]": tensor maps) and fails with
+ * bytes (".param .align 64 .b8 NAME[128]": tensor maps; fake_get_big) and fails with
  * CUDA_ERROR_INVALID_VALUE if such a parameter's host copy is not 64-byte
  * aligned (the runtime promises that alignment).
  *
@@ -55,9 +55,7 @@ typedef struct {
     int nparams;
     int param_size[FAKE_MAX_PARAMS];
     unsigned char param[FAKE_MAX_PARAMS][8];
-    int nbig;                                   /* parameters over 8 bytes (tensor maps), in order */
-    unsigned char big[FAKE_MAX_BIG][128];       /* their first 128 bytes */
-} fake_launch;
+} fake_launch;  /* tests/python/test_binding.py mirrors this layout */
 
 /* What the fake cuTensorMapEncodeTiled writes into the 128-byte map (it
  * checks every documented requirement first, else CUDA_ERROR_INVALID_VALUE):
@@ -86,6 +84,7 @@ typedef struct {
     int (*proc_address_calls)(void);                 /* cuGetProcAddress_v2 lookups (since load) */
     int (*peer_enabled)(int dev, int peer);          /* 1: cuCtxEnablePeerAccess from dev's context to peer's */
     void (*stall)(int on);                           /* 1: work never finishes (queries NOT_READY) */
+    int (*get_big)(int i, int j, unsigned char *out); /* launch i's j-th parameter over 8 bytes (128 bytes to out); 0 ok */
 } fake_api;
 
 /* The newest recorded launch into *out (zeroed first). 0 if there is one. */
@@ -112,10 +111,11 @@ static inline int fake_api_load(fake_api *f) {
     FAKE_SYM(proc_address_calls);
     FAKE_SYM(peer_enabled);
     FAKE_SYM(stall);
+    FAKE_SYM(get_big);
 #undef FAKE_SYM
     return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
                    f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->peer_enabled &&
-                   f->stall
+                   f->stall && f->get_big
                ? 0
                : -1;
 }

@@ -68,8 +68,27 @@ static void parse_good(void) {
           "x strides");
     CHECK(x->box[0] == 16 && x->box[4] == 1, "x box");
     CHECK(y->arg == 3 && y->dtype == RT_T_F32 && y->rank == 1 && y->box[0] == 4 && y->swizzle == 32, "y: rank 1");
-    CHECK(m.kernels[2].variants[0].ntmaps == 0, "tmaps= empty: none");
+    CHECK(m.kernels[2].variants[0].ntmaps == 0 && m.kernels[2].variants[0].tmaps == NULL, "tmaps= empty: none");
     rt_meta_free(&m);
+
+    /* the 1st, 2nd, ... allocation of the parse failing: out of memory, an
+     * empty result, until a run needs no more */
+    int failed = 0;
+    for (long nth = 1;; nth++) {
+        rt_alloc_fail_at(nth);
+        blkrt_status st = rt_meta_parse(t, strlen(t), &m);
+        bool injected = rt_alloc_fail_at(0) >= nth;
+        if (!injected) {
+            CHECK(st == BLKRT_OK && m.nkernels == 3, "no failure injected: parsed");
+            rt_meta_free(&m);
+            break;
+        }
+        failed++;
+        CHECK(st == BLKRT_ERR_OUT_OF_MEMORY && m.nkernels == 0 && m.pool == NULL, "allocation %ld failing: %s", nth,
+              blkrt_status_name(st));
+        rt_meta_free(&m);
+    }
+    CHECK(failed >= 2, "the parse allocates (%d failures injected)", failed);
 }
 
 static void bad(const char *line, const char *message) {
@@ -265,22 +284,29 @@ static const char PTX[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
     "// blk-meta v1 kernel=only entry=only num_warps=4 shared=0 params=x:*f16,n:i32 tmaps=x:n::64:0\n"
     PTX_ENTRY("only", ".param .u64 x, .param .u32 n, .param .align 64 .b8 x_map[128]");
 
-static fake_launch last(void) {
+/* A recorded launch and the tensor maps it passed (its parameters over 8
+ * bytes, as the fake encoder wrote them). */
+typedef struct {
     fake_launch l;
-    CHECK(fake_last_launch(&F, &l) == 0, "a launch was recorded");
-    return l;
+    int nbig;
+    fake_tmap map[FAKE_MAX_BIG];
+} launch_rec;
+
+static launch_rec get(int i) {
+    launch_rec r;
+    memset(&r, 0, sizeof r);
+    CHECK(F.get_launch(i, &r.l) == 0, "launch %d was recorded", i);
+    unsigned char b[128];
+    while (r.nbig < FAKE_MAX_BIG && F.get_big(i, r.nbig, b) == 0) memcpy(&r.map[r.nbig++], b, sizeof(fake_tmap));
+    return r;
 }
 
-static fake_tmap map_of(const fake_launch *l, int i) {
-    fake_tmap t;
-    memcpy(&t, l->big[i], sizeof t);
-    return t;
-}
+static launch_rec last(void) { return get(F.launch_count() - 1); }
 
 /* The maps of an mm_tma launch are A's and B's for these arguments. */
-static bool mm_maps_ok(const fake_launch *l, uint64_t a, uint64_t b, int64_t M, int64_t N, int64_t K) {
-    if (l->nbig != 2 || l->nparams != 8 || l->param_size[6] != 128 || l->param_size[7] != 128) return false;
-    fake_tmap ta = map_of(l, 0), tb = map_of(l, 1);
+static bool mm_maps_ok(const launch_rec *l, uint64_t a, uint64_t b, int64_t M, int64_t N, int64_t K) {
+    if (l->nbig != 2 || l->l.nparams != 8 || l->l.param_size[6] != 128 || l->l.param_size[7] != 128) return false;
+    fake_tmap ta = l->map[0], tb = l->map[1];
     return ta.magic == FAKE_TMAP_MAGIC && ta.addr == a && ta.dtype == 9 && ta.rank == 2 && ta.dims[0] == (uint64_t)K &&
            ta.dims[1] == (uint64_t)M && ta.strides[0] == (uint64_t)(2 * K) && ta.box[0] == 64 && ta.box[1] == 8 &&
            ta.elem_strides[0] == 1 && ta.elem_strides[1] == 1 && ta.swizzle == 3 && ta.l2 == 2 && ta.oob == 0 &&
@@ -300,12 +326,12 @@ static void selection(blkrt_module *m, blkrt_ptr base) {
     OK(blkrt_module_kernel(m, "mm", &k));
     uint64_t a = base, b = base + 4096, c = base + 8192;
     OK(launch_mm(k, a, b, c, 100, 72, 64, NULL));
-    fake_launch l = last();
-    CHECK(strcmp(l.entry, "mm_tma") == 0, "aligned: mm_tma, got %s", l.entry);
-    CHECK(l.block[0] == 256 && l.shared == 1024, "the TMA variant's launch config");
+    launch_rec l = last();
+    CHECK(strcmp(l.l.entry, "mm_tma") == 0, "aligned: mm_tma, got %s", l.l.entry);
+    CHECK(l.l.block[0] == 256 && l.l.shared == 1024, "the TMA variant's launch config");
     CHECK(mm_maps_ok(&l, a, b, 100, 72, 64), "the maps after the declared params");
     int32_t K;
-    memcpy(&K, l.param[5], 4);
+    memcpy(&K, l.l.param[5], 4);
     CHECK(K == 64, "declared params unchanged");
 
     /* what TMA cannot take runs the generic variant, with no maps */
@@ -325,9 +351,9 @@ static void selection(blkrt_module *m, blkrt_ptr base) {
         OK(launch_mm(k, fallback[i].a, b, c, fallback[i].M, fallback[i].N, fallback[i].K, NULL));
         l = last();
         const char *want = fallback[i].why ? "mm_generic" : "mm_tma";
-        CHECK(strcmp(l.entry, want) == 0, "case %zu (%s): %s, expected %s", i, fallback[i].why ? fallback[i].why : "-",
-              l.entry, want);
-        CHECK(fallback[i].why ? l.nbig == 0 && l.nparams == 6 : l.nbig == 2, "case %zu: maps passed iff TMA", i);
+        CHECK(strcmp(l.l.entry, want) == 0, "case %zu (%s): %s, expected %s", i, fallback[i].why ? fallback[i].why : "-",
+              l.l.entry, want);
+        CHECK(fallback[i].why ? l.nbig == 0 && l.l.nparams == 6 : l.nbig == 2, "case %zu: maps passed iff TMA", i);
     }
 
     /* 3000 random launches against the reference rule */
@@ -340,9 +366,9 @@ static void selection(blkrt_module *m, blkrt_ptr base) {
         bool fits = ref_fits(a + ao, b + bo, M, N, Kr);
         OK(launch_mm(k, a + ao, b + bo, c, M, N, Kr, NULL));
         l = last();
-        bool got = strcmp(l.entry, "mm_tma") == 0;
+        bool got = strcmp(l.l.entry, "mm_tma") == 0;
         CHECK(got == fits, "M=%lld N=%lld K=%lld a+%llu b+%llu: %s", (long long)M, (long long)N, (long long)Kr,
-              (unsigned long long)ao, (unsigned long long)bo, l.entry);
+              (unsigned long long)ao, (unsigned long long)bo, l.l.entry);
         if (got) CHECK(mm_maps_ok(&l, a + ao, b + bo, M, N, Kr), "random launch %d: maps", it);
         tma += got, generic += !got;
     }
@@ -356,13 +382,13 @@ static void selection(blkrt_module *m, blkrt_ptr base) {
               px[] = {BLKRT_PTR(a + 2), BLKRT_INT(1000)};
     OK(blkrt_launch(pk, grid, p1, 2, NULL));
     l = last();
-    CHECK(strcmp(l.entry, "pair_tma") == 0 && l.nbig == 1 && map_of(&l, 0).dims[0] == 1000 && map_of(&l, 0).rank == 1 &&
-              map_of(&l, 0).dtype == 6,
-          "pair: the variant with the map, got %s", l.entry);
+    CHECK(strcmp(l.l.entry, "pair_tma") == 0 && l.nbig == 1 && l.map[0].dims[0] == 1000 && l.map[0].rank == 1 &&
+              l.map[0].dtype == 6,
+          "pair: the variant with the map, got %s", l.l.entry);
     OK(blkrt_launch(pk, grid, p0, 2, NULL));
-    CHECK(strcmp(last().entry, "pair_plain") == 0, "pair, n = 0: its twin without the map");
+    CHECK(strcmp(last().l.entry, "pair_plain") == 0, "pair, n = 0: its twin without the map");
     OK(blkrt_launch(pk, grid, px, 2, NULL));
-    CHECK(strcmp(last().entry, "pair_any") == 0, "pair, misaligned: the generic one");
+    CHECK(strcmp(last().l.entry, "pair_any") == 0, "pair, misaligned: the generic one");
 
     /* no variant: the message says which map and why */
     blkrt_kernel *ok;
@@ -394,7 +420,7 @@ static void cache(blkrt_module *m, blkrt_ptr base) {
     CHECK(F.count_calls("cuTensorMapEncodeTiled") == 1, "a new base for A: one encode (B's is cached)");
     OK(launch_mm(k, a + 16, b, c, 65, 64, 64, NULL));
     CHECK(F.count_calls("cuTensorMapEncodeTiled") == 2, "a new M: A's map again");
-    fake_launch l = last();
+    launch_rec l = last();
     CHECK(mm_maps_ok(&l, a + 16, b, 65, 64, 64), "the map of the new key");
 
     /* bounded: 100 new keys (a one-map kernel) evict the oldest (round robin over 64) */
@@ -414,7 +440,7 @@ static void cache(blkrt_module *m, blkrt_ptr base) {
     OK(blkrt_launch(pk, grid, x1, 2, NULL));
     CHECK(F.count_calls("cuTensorMapEncodeTiled") == 101, "an old one was evicted");
     l = last();
-    CHECK(strcmp(l.entry, "pair_tma") == 0 && map_of(&l, 0).addr == a + 16 && map_of(&l, 0).dims[0] == 512,
+    CHECK(strcmp(l.l.entry, "pair_tma") == 0 && l.map[0].addr == a + 16 && l.map[0].dims[0] == 512,
           "and encoded again right");
 
     /* a failed encode: named, nothing launched, nothing cached */
@@ -445,17 +471,17 @@ static void capture_and_profile(blkrt_module *m, blkrt_ptr base) {
     OK(blkrt_graph_end_capture(s, &g));
     F.reset();
     OK(blkrt_graph_launch(g, s));
-    fake_launch l0, l1;
-    CHECK(F.launch_count() == 2 && F.get_launch(0, &l0) == 0 && F.get_launch(1, &l1) == 0, "two replayed launches");
-    CHECK(l0.from_graph && strcmp(l0.entry, "mm_tma") == 0 && mm_maps_ok(&l0, a, b, 128, 64, 32), "replay: TMA + maps");
-    CHECK(strcmp(l1.entry, "mm_generic") == 0 && l1.nbig == 0, "replay: the generic launch");
+    CHECK(F.launch_count() == 2, "two replayed launches");
+    launch_rec l0 = get(0), l1 = get(1);
+    CHECK(l0.l.from_graph && strcmp(l0.l.entry, "mm_tma") == 0 && mm_maps_ok(&l0, a, b, 128, 64, 32), "replay: TMA + maps");
+    CHECK(strcmp(l1.l.entry, "mm_generic") == 0 && l1.nbig == 0, "replay: the generic launch");
     OK(blkrt_graph_destroy(g));
 
     OK(blkrt_profile_enable(1));
     F.reset();
     OK(launch_mm(k, a, b, c, 96, 64, 32, s));
     CHECK(F.count_calls("cuEventRecord") == 2, "the profiler timed it");
-    fake_launch lp = last();
+    launch_rec lp = last();
     CHECK(mm_maps_ok(&lp, a, b, 96, 64, 32), "profiled launch: maps");
     OK(blkrt_profile_enable(0));
     OK(blkrt_profile_reset());
@@ -497,12 +523,11 @@ static void threads(blkrt_module *m, blkrt_ptr base) {
     CHECK(bad == 0, "%d failed launches", bad);
     int n = F.launch_count(), wrong = 0;
     for (int i = 0; i < n; i++) {
-        fake_launch l;
+        launch_rec l = get(i);
         uint64_t a;
         int32_t M;
-        F.get_launch(i, &l);
-        memcpy(&a, l.param[0], 8);
-        memcpy(&M, l.param[3], 4);
+        memcpy(&a, l.l.param[0], 8);
+        memcpy(&M, l.l.param[3], 4);
         wrong += !mm_maps_ok(&l, a, base, M, 64, 64);
     }
     CHECK(n == 1600 && wrong == 0, "%d launches, %d with maps of other arguments", n, wrong);
@@ -546,17 +571,17 @@ static void lazy(blkrt_ptr base) {
     OK(blkrt_module_kernel(m, "mm", &k));
     uint64_t a = base, b = base + 4096, c = base + 8192;
     OK(launch_mm(k, a, b, c, 64, 64, 64, NULL));
-    fake_launch l = last();
-    CHECK(strcmp(l.entry, "mm_tma") == 0 && mm_maps_ok(&l, a, b, 64, 64, 64), "lazy: the TMA variant, got %s", l.entry);
+    launch_rec l = last();
+    CHECK(strcmp(l.l.entry, "mm_tma") == 0 && mm_maps_ok(&l, a, b, 64, 64, 64), "lazy: the TMA variant, got %s", l.l.entry);
     CHECK(compiles == 1, "one compile");
     /* the same key (0 is divisible by 16), but M = 0 cannot be mapped: the unspecialised variant */
     OK(launch_mm(k, a, b, c, 0, 64, 64, NULL));
     l = last();
-    CHECK(strcmp(l.entry, "mm_plain") == 0 && l.nbig == 0, "lazy, M = 0: the unspecialised variant, got %s", l.entry);
+    CHECK(strcmp(l.l.entry, "mm_plain") == 0 && l.nbig == 0, "lazy, M = 0: the unspecialised variant, got %s", l.l.entry);
     CHECK(compiles == 2, "compiled once more (the unspecialised key)");
     OK(launch_mm(k, a, b, c, 0, 64, 64, NULL));
     OK(launch_mm(k, a, b, c, 64, 64, 64, NULL));
-    CHECK(compiles == 2 && strcmp(last().entry, "mm_tma") == 0, "both known now");
+    CHECK(compiles == 2 && strcmp(last().l.entry, "mm_tma") == 0, "both known now");
     OK(blkrt_module_unload(m));
     OK(blkrt_use_compiler(NULL));
 }
@@ -573,7 +598,7 @@ static void old_driver(void) {
                   "kernel 'mm': the tensor map of 'a' needs cuTensorMapEncodeTiled, which this CUDA driver lacks "
                   "(CUDA 12.0 or newer)");
     OK(launch_mm(k, base + 8, base + 4096, base, 64, 64, 64, NULL));
-    CHECK(strcmp(last().entry, "mm_generic") == 0, "what needs no map still runs");
+    CHECK(strcmp(last().l.entry, "mm_generic") == 0, "what needs no map still runs");
     OK(blkrt_free(d, base));
     OK(blkrt_module_unload(m));
 }
