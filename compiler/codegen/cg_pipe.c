@@ -257,15 +257,6 @@ static int yield_slot(ir_inst *loop, ir_inst *dot) {
     return -1;
 }
 
-static bool has_dot(const ir_region *r) {
-    for (const ir_inst *i = r->first; i; i = i->next) {
-        if (i->op == IR_DOT) return true;
-        for (int k = 0; k < i->num_regions; k++)
-            if (has_dot(i->regions[k])) return true;
-    }
-    return false;
-}
-
 /* every dot of the body at its top level, and few enough to track
  * (cg_ctx.wg_pending) */
 static bool dots_flat(const ir_region *body) {
@@ -273,7 +264,7 @@ static bool dots_flat(const ir_region *body) {
     for (const ir_inst *i = body->first; i; i = i->next) {
         n += i->op == IR_DOT;
         for (int k = 0; k < i->num_regions; k++)
-            if (has_dot(i->regions[k])) return false;
+            if (ir_region_has(i->regions[k], IR_DOT)) return false;
     }
     return n <= 8;
 }

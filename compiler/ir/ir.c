@@ -209,3 +209,12 @@ ir_value *ir_b_const_float(ir_builder *b, ir_type t, double v) {
     i->fval = v;
     return i->results[0];
 }
+
+bool ir_region_has(const ir_region *r, ir_op op) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == op) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (ir_region_has(i->regions[k], op)) return true;
+    }
+    return false;
+}

@@ -181,6 +181,8 @@ void ir_replace_uses(ir_region *r, ir_value *from, ir_value *to);
 /* uses[v->id] counts uses after ir_number_values(); returns an arena array. */
 int ir_number_values(ir_func *f);
 int *ir_count_uses(ir_func *f, int *num_values);
+/* Does region r hold an instruction of op `op`, at any depth? */
+bool ir_region_has(const ir_region *r, ir_op op);
 
 /* A builder appends to a region (or inserts before `before`). */
 typedef struct {

@@ -661,15 +661,6 @@ static void consumer_step(lay_ctx *L, ir_inst *in, void *arg) {
         }
 }
 
-static bool has_dot(const ir_region *r) {
-    for (const ir_inst *i = r->first; i; i = i->next) {
-        if (i->op == IR_DOT) return true;
-        for (int k = 0; k < i->num_regions; k++)
-            if (has_dot(i->regions[k])) return true;
-    }
-    return false;
-}
-
 static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     seed_ctx *s = arg;
     ir_value *res = in->num_results ? in->results[0] : NULL;
@@ -699,7 +690,7 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
          * (softmax_online's running max) instead of converting it per
          * iteration */
         if (s->phase == 2 && res && res->type.rank && in->parent->parent && in->parent->parent->op == IR_FOR &&
-            !has_dot(in->parent)) /* a loop with dots: their layouts decide */
+            !ir_region_has(in->parent, IR_DOT)) /* a loop with dots: their layouts decide */
             seed_want(L, s, res, load_layout(L, in));
         return;
     case IR_FOR: {

@@ -115,15 +115,6 @@ static int uses_of(const ir_inst *i, const ir_value *v) {
     return n;
 }
 
-static bool has_exit(const ir_region *r) {
-    for (const ir_inst *i = r->first; i; i = i->next) {
-        if (i->op == IR_BREAK || i->op == IR_RETURN) return true;
-        for (int k = 0; k < i->num_regions; k++)
-            if (has_exit(i->regions[k])) return true;
-    }
-    return false;
-}
-
 /* A tensor_desc load feeding operand `role` (of the stored tile): a RING
  * when its descriptor (base, dims, strides) is fixed before the loop, its
  * offsets follow the induction variable, one dim has stride 1 (stored
@@ -162,7 +153,10 @@ static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, cons
         return;
     }
     /* a loop left early would leave copies in flight into memory reused after it */
-    if (has_exit(loop->regions[0])) { set_why(P, v, "the loop has a break"); return; }
+    if (ir_region_has(loop->regions[0], IR_BREAK) || ir_region_has(loop->regions[0], IR_RETURN)) {
+        set_why(P, v, "the loop has a break");
+        return;
+    }
     P->t->e[src->id] = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(lt, d, src->type.shape[0], src->type.shape[1]), fast,
                                   role};
 }
