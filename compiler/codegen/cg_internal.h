@@ -157,6 +157,9 @@ LLVMValueRef cg_reg_linear(cg_ctx *C, const cg_lay_info *li, int r);
  * of a value with the given axisinfo constancy per dim (r if none). */
 int cg_reg_rep(const cg_lay_info *li, const int64_t *constancy, int r);
 
+/* cg_reduce.c: shfl.sync.bfly of any register type by lane mask `mask` (i32) */
+LLVMValueRef cg_shfl_bfly(cg_ctx *C, LLVMValueRef v, LLVMValueRef mask);
+
 /* per-family lowering; each returns false when it did not handle the op */
 bool cg_elementwise(cg_ctx *C, ir_inst *in);
 bool cg_memory(cg_ctx *C, ir_inst *in);

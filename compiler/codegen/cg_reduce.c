@@ -25,13 +25,15 @@
 
 #include "cg_internal.h"
 
-/* Butterfly shuffle of any register type. */
-static LLVMValueRef shfl_xor(cg_ctx *C, LLVMValueRef v, int off) {
+/* Butterfly shuffle of any register type by lane mask `mask` (i32,
+ * constant or not): 64-bit values as two 32-bit shuffles. The one
+ * definition for reductions and sort (cg_internal.h). */
+LLVMValueRef cg_shfl_bfly(cg_ctx *C, LLVMValueRef v, LLVMValueRef mask) {
     LLVMBuilderRef b = C->b;
     LLVMTypeRef t = LLVMTypeOf(v);
     LLVMTypeKind k = LLVMGetTypeKind(t);
-    LLVMValueRef args[4] = {cg_const_i32(C, -1), NULL, cg_const_i32(C, off), cg_const_i32(C, 31)};
-    if (k == LLVMPointerTypeKind) return LLVMBuildIntToPtr(b, shfl_xor(C, LLVMBuildPtrToInt(b, v, C->i64, ""), off), t, "");
+    LLVMValueRef args[4] = {cg_const_i32(C, -1), NULL, mask, cg_const_i32(C, 31)};
+    if (k == LLVMPointerTypeKind) return LLVMBuildIntToPtr(b, cg_shfl_bfly(C, LLVMBuildPtrToInt(b, v, C->i64, ""), mask), t, "");
     unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
                     : k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ? 16
                     : k == LLVMFloatTypeKind ? 32 : 64;
@@ -58,6 +60,8 @@ static LLVMValueRef shfl_xor(cg_ctx *C, LLVMValueRef v, int off) {
     }
     return k == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
 }
+
+static LLVMValueRef shfl_xor(cg_ctx *C, LLVMValueRef v, int off) { return cg_shfl_bfly(C, v, cg_const_i32(C, off)); }
 
 typedef struct {
     ir_inst *in;

@@ -202,27 +202,10 @@ static void order_pair(cg_ctx *C, const sk_fmt *F, sk_key *a, sk_key *b, LLVMVal
     *b = y;
 }
 
-/* shfl.sync.bfly of an i32 or i64 by a run-time lane mask. */
-static LLVMValueRef shfl_bfly(cg_ctx *C, LLVMValueRef v, LLVMValueRef mask) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef args[4] = {cg_const_i32(C, -1), v, mask, cg_const_i32(C, 31)};
-    if (LLVMTypeOf(v) == C->i32) return cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-    LLVMValueRef k32 = LLVMConstInt(C->i64, 32, 0);
-    args[1] = LLVMBuildTrunc(b, v, C->i32, "");
-    LLVMValueRef lo = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-    LLVMValueRef up = LLVMBuildLShr(b, v, k32, "");
-    args[1] = LLVMBuildTrunc(b, up, C->i32, "");
-    LLVMValueRef hi = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-    lo = LLVMBuildZExt(b, lo, C->i64, "");
-    hi = LLVMBuildZExt(b, hi, C->i64, "");
-    hi = LLVMBuildShl(b, hi, k32, "");
-    return LLVMBuildOr(b, lo, hi, "");
-}
-
 static sk_key shfl_key(cg_ctx *C, sk_key k, LLVMValueRef mask) {
-    sk_key r = {shfl_bfly(C, k.hi, mask), NULL, NULL};
-    if (k.lo) r.lo = shfl_bfly(C, k.lo, mask);
-    if (k.aux) r.aux = shfl_bfly(C, k.aux, mask);
+    sk_key r = {cg_shfl_bfly(C, k.hi, mask), NULL, NULL};
+    if (k.lo) r.lo = cg_shfl_bfly(C, k.lo, mask);
+    if (k.aux) r.aux = cg_shfl_bfly(C, k.aux, mask);
     return r;
 }
 
