@@ -87,6 +87,8 @@ blk_status blkc_set_arch(blkc_ctx *c, const char *arch) {
 void blkc_set_dump_after(blkc_ctx *c, const char *pass) { c->dump_after = pass ? arena_strdup(c->arena, pass) : NULL; }
 const char *blkc_diagnostics(const blkc_ctx *c) { return sb_str(&c->diag.out); }
 int blkc_error_count(const blkc_ctx *c) { return c->diag.nerrors; }
+int blkc_num_units(const blkc_ctx *c) { return c ? c->units.len : 0; }
+const char *blkc_unit_path(const blkc_ctx *c, int i) { return c && i >= 0 && i < c->units.len ? c->units.data[i].path : NULL; }
 
 static bool valid_const_name(const char *s) {
     if (!s || !(*s == '_' || (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z'))) return false;

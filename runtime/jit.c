@@ -31,7 +31,6 @@
 
 #include "blk/blkc.h"
 #include "blk/blkrt_jit.h"
-#include "compile.h"
 #include "util.h"
 
 #ifndef BLKRT_JIT_COMPILER_VERSION
@@ -93,9 +92,10 @@ static blkrt_status finish(blkc_ctx *c, const char *text, blkrt_compile_result *
     }
     res->len = strlen(text);
     if (!(res->text = dup_str(text))) return BLKRT_ERR_OUT_OF_MEMORY;
-    if (c->units.len > 1) {
-        res->deps = calloc((size_t)c->units.len - 1, sizeof(char *));
-        for (int i = 1; res->deps && i < c->units.len; i++) res->deps[res->ndeps++] = dup_str(c->units.data[i].path);
+    int nu = blkc_num_units(c);
+    if (nu > 1) {
+        res->deps = calloc((size_t)nu - 1, sizeof(char *));
+        for (int i = 1; res->deps && i < nu; i++) res->deps[res->ndeps++] = dup_str(blkc_unit_path(c, i));
     }
     return BLKRT_OK;
 }

@@ -99,6 +99,12 @@ int blkc_error_count(const blkc_ctx *c);
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);
 
+/* The files the last load read: 0 is the source itself, then every file it
+ * imports (directly or not), for a cache that must notice an edited import.
+ * blkc_unit_path returns NULL past the end. */
+int blkc_num_units(const blkc_ctx *c);
+const char *blkc_unit_path(const blkc_ctx *c, int i);
+
 /* Kernel variants (argument specialisation, docs/codegen.md). By default the
  * PTX backend makes two entries per kernel: one assuming every pointer and
  * integer argument divisible by 16 (except @do_not_specialize parameters)
