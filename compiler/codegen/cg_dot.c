@@ -123,11 +123,8 @@ static LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off)
 /* Byte offset (i32) of element (row, col) of the stored tile. */
 LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col) {
     LLVMBuilderRef b = C->b;
-    /* the permutation is along M: a K-major a's stored rows, an M-major a's
-     * columns (groups of 8 = one 16-byte chunk of 16-bit elements) */
-    if (t->perm_wm && t->colv == 1) row = wg_row(C, t->perm_wm, row);
-    if (t->perm_wm && t->colv == 0) col = wg_row(C, t->perm_wm, col);
     LLVMValueRef cb = LLVMBuildMul(b, col, cg_const_i32(C, t->e), "");
+    if (t->perm_wm) row = wg_row(C, t->perm_wm, row);
     LLVMValueRef off = tile_chunk(C, t, row, LLVMBuildLShr(b, cb, cg_const_i32(C, 4), ""));
     return LLVMBuildAdd(b, off, LLVMBuildAnd(b, cb, cg_const_i32(C, 15), ""), "");
 }
@@ -283,10 +280,9 @@ bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     int e = pl_dot_elem_bytes(C->lt, in);
     int cv;
     if (operand_entry(C, a, &cv)) {
-        if (cv != 1 && kmajor) return wg_no(p, "a is stored M-contiguous; wgmma reads i8, f8 and tf32 operands K-contiguous only");
-        if (cv == 1 && K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
-        if (cv == 0 && M * e % 128) return wg_no(p, "a's stored rows are %d bytes of M; the 128-byte swizzle needs a multiple of 128", M * e);
-        p->acv = cv; /* M-major: wgmma's transpose-a */
+        if (cv != 1) return wg_no(p, "a is stored M-contiguous; wgmma reads a K-contiguous from shared memory");
+        if (K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
+        p->acv = 1;
     } else if (f16 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
     else if (K * e % 128 == 0) p->acv = 1;
     else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
@@ -457,7 +453,6 @@ static void load_frags(cg_ctx *C, const frag_ctx *F, int s, frags *out) {
         } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
             LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qhi, cg_const_i32(C, 8), ""), F->j8, "");
             row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
-            if (ta->perm_wm) mrow = wg_row(C, ta->perm_wm, mrow); /* an M-major tile in wgmma's form */
             off = tile_chunk(C, ta, row, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""));
         }
         ldmatrix(C, tile_addr32(C, ta, off), 4, ta->colv == 0, out->a[i]);
@@ -608,10 +603,9 @@ void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
 }
 
 /* One wgmma: d[0..nI/2) accumulate, a by descriptor (adesc) or registers
- * (areg[4]), b by descriptor; trans_a for an M-major a, trans_b for an
- * N-major b (16-bit types only). */
+ * (areg[4]), b by descriptor; trans_b for an N-major b. */
 static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef adesc, LLVMValueRef *areg,
-                   LLVMValueRef bdesc, bool trans_a, bool trans_b, bool zero_d) {
+                   LLVMValueRef bdesc, bool trans_b, bool zero_d) {
     int nd = nI / 2, na = areg ? 4 : 1;
     int scale_d = zero_d ? 0 : 1; /* 0: d = a*b, the accumulator's registers are not read */
     blk_strbuf text, cons;
@@ -631,7 +625,7 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     else if (notrans) sb_printf(&text, "}, $%d, $%d, p, 1, 1;", nd, nd + 1);
     else if (areg)
         sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
-    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;", nd, nd + 1, trans_a, trans_b);
+    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
     sb_puts(&text, " }");
     for (int i = 0; i < na; i++) sb_puts(&cons, areg ? ",r" : ",l");
     sb_puts(&cons, ",l");
@@ -728,23 +722,18 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
     LLVMValueRef bdesc0 = wg_desc(C, tile_addr32(C, &tb_t, cg_const_i32(C, 0)), trans_b ? K * 128 : 16, 1024);
     LLVMValueRef *adesc0 = ARENA_ARRAY(C->a, LLVMValueRef, mt);
     if (!adesc0) { C->failed = true; return; }
-    bool trans_a = !p->areg && ta_t.colv == 0;
     for (int i = 0; i < mt && !p->areg; i++) {
-        /* 64-row block i*Wm/4 + grp: K-major, its rows (128 bytes each);
-         * M-major ([K][M], 64 M per 128-byte panel), its panel, whose k
-         * steps are 16 rows (2048 bytes) apart, 8-row groups SBO apart */
-        LLVMValueRef blk = LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), "");
-        LLVMValueRef row0 = LLVMBuildMul(b, blk, cg_const_i32(C, trans_a ? K * 128 : 64 * 128), "");
-        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), trans_a ? K * 128 : 16, 1024);
+        /* 64-row block i*Wm/4 + grp */
+        LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
+                                         cg_const_i32(C, 64 * 128), "");
+        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), 16, 1024);
     }
     for (int s = 0; s < steps; s++)
         for (int i = 0; i < mt; i++)
             for (int c = 0; c < nc; c++) {
                 int n0 = c * nI;
                 /* A: K panel s/4, 32 bytes per k step within the row */
-                LLVMValueRef adesc = p->areg  ? NULL
-                                     : trans_a ? desc_at(C, adesc0[i], s * 16 * 128)
-                                               : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
+                LLVMValueRef adesc = p->areg ? NULL : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
                 LLVMValueRef bdesc;
                 if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
                     bdesc = desc_at(C, bdesc0, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32);
@@ -755,7 +744,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
                     reg[j] = cg_reg_of(&li, (int[]){k0, k1});
                     d[j] = acc->v[reg[j]];
                 }
-                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_a, trans_b, zero && s == 0);
+                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b, zero && s == 0);
                 for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
@@ -847,7 +836,7 @@ static void remark_dot(cg_ctx *C, ir_inst *in, const wg_plan *p, const lay_layou
         ir_inst *loop = in->parent ? in->parent->parent : NULL;
         diag_remark(C->diag, in->loc, "dot in %s: wgmma m64n%dk%d on %d warpgroup%s, a from %s, b %s-major%s", entry,
                     N < 256 ? N : 256, 32 / pl_dot_elem_bytes(C->lt, in), C->num_warps / 4, C->num_warps > 4 ? "s" : "",
-                    p->areg ? "registers" : p->acv == 0 ? "shared memory (M-major)" : "shared memory", p->bcv == 0 ? "K" : "N",
+                    p->areg ? "registers" : "shared memory", p->bcv == 0 ? "K" : "N",
                     wg_wait(C, loop, in) == WG_KEEP1   ? ", its group kept in flight across iterations"
                     : wg_wait(C, loop, in) == WG_CARRY ? ", its group completed in the next iteration, before its first reader"
                     : wg_wait(C, loop, in) == WG_USE ? ", its group completed before its first reader"
