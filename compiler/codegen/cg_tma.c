@@ -1,15 +1,19 @@
-/* cg_tma.c — Hopper's tensor memory accelerator for tensor_desc rings.
+/* cg_tma.c — Hopper's tensor memory accelerator for dot rings.
  *
- * A RING whose load is a tensor_desc load (pipeliner.h) is filled by TMA
- * instead of cp.async when
+ * A RING (pipeliner.h) is filled by TMA instead of cp.async when
  *   - the target has TMA (sm_90) and the dot reading the ring takes wgmma
  *     (the ring's tile is then in wgmma's 128-byte-swizzled panels, which
  *     is exactly what a TMA box of 128-byte rows with SWIZZLE_128B writes
- *     to a 1024-byte-aligned destination);
- *   - the descriptor's base is a kernel argument, 16-byte aligned in this
- *     variant, its dims and strides are products of integer arguments and
- *     constants (the runtime evaluates them at launch), the stored dim has
- *     stride 1 and the other stride is a multiple of 16 bytes.
+ *     to a 1024-byte-aligned destination), and the ring is not the dot's a
+ *     (whose rows the accumulator layout permutes in groups of 8: 1 KB
+ *     boxes, slower than cp.async);
+ *   - its load is a tensor_desc load, or a pointer load of descriptor form
+ *     (load_as_desc below; a scalar offset on the pointer becomes a third,
+ *     per-program map dim);
+ *   - the base is a kernel argument, 16-byte aligned in this variant, dims
+ *     and strides are products of integer arguments and constants (the
+ *     runtime evaluates them at launch), the stored dim has stride 1 and
+ *     the other strides are multiples of 16 bytes.
  *
  * The runtime encodes one CUtensorMap per such load at launch from the
  * variant's blk-meta `tmaps=` field (docs/runtime.md) and passes it as a
@@ -23,8 +27,9 @@
  * arms slot s with arrive.expect_tx(bytes of every TMA ring's slot) and
  * issues the boxes; every thread waits on the slot's barrier with the
  * parity of its use (iteration i waits phase i / S). The per-iteration
- * bar.sync of the ring scheme (cg_dot.c) still proves that the slot being
- * refilled has no readers left.
+ * bar.sync of the ring scheme (cg_pipe.c) still proves that the slot being
+ * refilled has no readers left. docs/codegen.md, "TMA rings", has the
+ * measurements behind these choices.
  */
 #include <stdio.h>
 #include <stdlib.h>
