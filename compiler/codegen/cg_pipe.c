@@ -347,7 +347,10 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     LLVMValueRef z = m->z ? cg_cast_scalar(C, ld->loc, (blk_dtype)m->z->type.dtype, DT_I32, eval_at(C, loop, m->z, iv64, NULL).v[0])
                           : NULL;
     sm_tile t = rt->t;
-    if (t.perm_wm) { C->failed = true; return; }
+    if (t.perm_wm) {
+        cg_error(C, ld->loc, "internal error: a TMA ring for a tile whose rows are permuted");
+        return;
+    }
     t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
                            1, "");
     LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
