@@ -43,7 +43,6 @@ typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
  * parameter `map`, box = panel elements of the stored dim x box_rows. */
 typedef struct {
     ir_inst *ld;         /* the DESC_LOAD */
-    int arg;             /* the kernel argument of its base */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */

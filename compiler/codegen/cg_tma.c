@@ -294,7 +294,7 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     const char *why = NULL;
     if (ok) {
         cg_tma *m = &C->tma[C->num_tma++];
-        *m = (cg_tma){.ld = ld, .arg = arg, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+        *m = (cg_tma){.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
                       .z = tf.z};
         size_t n = strlen(text.data) + 1;
         char *s = arena_alloc(C->a, n);
