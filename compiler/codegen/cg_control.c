@@ -153,9 +153,13 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMBuildBr(b, head.bb);
 
     LLVMPositionBuilderAtEnd(b, exit.bb);
-    cg_pipe_end(C, in);
     bind(C, in->results, in->num_results, &exit);
+    /* the groups still in flight complete before the rings are released:
+     * ptxas then sees the wgmma pipeline end before the loop's barriers
+     * (after them, it serialized the wgmmas of a warp-specialized loop:
+     * C7515) */
     cg_pipe_results(C, in);
+    cg_pipe_end(C, in);
 }
 
 static void lower_while(cg_ctx *C, ir_inst *in) {

@@ -325,6 +325,14 @@ bool cg_dot_takes_wgmma(cg_ctx *C, ir_inst *dot) {
     return wg_choose(C, dot, &p);
 }
 
+/* Whether a wgmma dot's a tile has its rows permuted (wg_row): only when
+ * its accumulator is in mma.sync's row order (a layout chosen for another
+ * dot), not wgmma's own (rin = 2: layout.h). */
+int cg_dot_a_perm(cg_ctx *C, ir_inst *dot) {
+    const lay_layout *L = cg_lay(C, dot->results[0]);
+    return L && L->kind == LAY_BLOCKED && L->rin[0] == 2 ? 0 : C->num_warps;
+}
+
 void fence_async_smem(cg_ctx *C) {
     cg_inline_asm(C, C->vd, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0, true);
 }
@@ -381,7 +389,7 @@ static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L) {
     blk_dtype dt = (blk_dtype)t.dtype;
     if (!av.set || !av.lay || (dt != DT_BF16 && dt != DT_F16 && dt != DT_F8E4M3 && dt != DT_F8E5M2)) return false;
     return lay_is_mma_acc(av.lay, 2, t.shape) && av.lay->wpc[1] == 1 && L->wpc[1] == 1 &&
-           av.lay->wpc[0] == L->wpc[0] && t.shape[1] % 16 == 0;
+           av.lay->wpc[0] == L->wpc[0] && av.lay->rin[0] == L->rin[0] && t.shape[1] % 16 == 0;
 }
 
 /* The f32 a 16-bit value was rounded from, when it is an fptrunc of one. */
@@ -428,6 +436,7 @@ typedef struct {
     ir_type at;
     bool areg;
     int mt, nt, Wm, Wn, N;
+    int hrow;          /* rows between an m16 tile's halves (g, g + 8) */
     LLVMValueRef rowbase, colbase, j8, qlo, qhi; /* warp and lane parts of the addresses */
 } frag_ctx;
 
@@ -442,8 +451,8 @@ static void load_frags(cg_ctx *C, const frag_ctx *F, int s, frags *out) {
     int csteps = 2; /* a k step is 32 bytes = 2 chunks of every type */
     for (int i = 0; i < F->mt && i < 16 && F->areg; i++) a_fragment(C, F->av, F->at, i, s, out->a[i]);
     for (int i = 0; i < F->mt && i < 16 && !F->areg; i++) {
-        /* matrix q: rows R(i) (+8*Wm for odd q), k chunk 2s (+1 for q >= 2) */
-        LLVMValueRef mrow = LLVMBuildAdd(b, F->rowbase, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8 * F->Wm), ""), "");
+        /* matrix q: rows R(i) (+hrow for odd q), k chunk 2s (+1 for q >= 2) */
+        LLVMValueRef mrow = LLVMBuildAdd(b, F->rowbase, LLVMBuildMul(b, F->qlo, cg_const_i32(C, F->hrow), ""), "");
         mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * F->Wm * i), "");
         LLVMValueRef off;
         if (ta->colv == 1) {
@@ -529,10 +538,13 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     LLVMValueRef q = LLVMBuildLShr(b, C->lane, cg_const_i32(C, 3), "");
     LLVMValueRef j8 = LLVMBuildAnd(b, C->lane, cg_const_i32(C, 7), "");
     LLVMValueRef qlo = LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), qhi = LLVMBuildLShr(b, q, cg_const_i32(C, 1), "");
-    LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, 8), "");             /* R(0) */
+    /* R(0); the "+8" rows of an m16 tile are 8*Wm further, or 8 further in
+     * wgmma's form (rin = 2: layout.h), where warp wm's rows start at 16*wm */
+    int hrow = L->rin[0] == 2 ? 8 : 8 * Wm;
+    LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, L->rin[0] == 2 ? 16 : 8), "");
     LLVMValueRef colbase = LLVMBuildURem(b, LLVMBuildMul(b, wn, cg_const_i32(C, 8), ""), cg_const_i32(C, N), "");
 
-    frag_ctx F = {&ta_t, &tb_t, av, a->type, areg, mt, nt, Wm, Wn, N, rowbase, colbase, j8, qlo, qhi};
+    frag_ctx F = {&ta_t, &tb_t, av, a->type, areg, mt, nt, Wm, Wn, N, hrow, rowbase, colbase, j8, qlo, qhi};
     /* fragments of k step s+1 are loaded before the mma of step s: ldmatrix
      * latency hides under the tensor cores (double-buffered fragments) */
     frags cur, nxt;
@@ -660,7 +672,7 @@ static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_
         int64_t abytes = ares ? 0 : (int64_t)M * K * e, bbytes = bres ? 0 : (int64_t)K * N * e;
         LLVMValueRef base = cg_smem_aligned(C, in->loc, abytes + bbytes, 1024);
         LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
-        if (!ares) tile_init_wg(&ta_t, base, M, K, e, 1, Wm);
+        if (!ares) tile_init_wg(&ta_t, base, M, K, e, 1, cg_dot_a_perm(C, in));
         if (!bres) {
             if (p->bcv == 0) tile_init_wg(&tb_t, bbase, N, K, e, 0, 0);
             else tile_init_wg(&tb_t, bbase, K, N, e, 1, 0);
@@ -871,7 +883,7 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
     }
     /* the accumulator layout: the assigned one when it has the mma form
      * (layout.c's seeds make it so), else lay_for_dot's and a conversion */
-    const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false);
+    const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false, false);
     sm_tile unused;
     wg_plan wp;
     cg_val av = {0}, bv = {0};

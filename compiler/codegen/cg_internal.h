@@ -71,6 +71,11 @@ typedef struct {
     int smem_reserved;        /* bytes at the start of the scratch held by live rings / tiles */
     cg_tma tma[CG_MAX_TMA];   /* the variant's TMA rings, in parameter order (cg_tma.c) */
     int num_tma;
+    /* warp specialization (cg_ws.c): the loop whose TMA rings a producer
+     * warpgroup (warps num_warps .. num_warps + 3) fills; NULL: none */
+    ir_inst *ws_loop;
+    LLVMBasicBlockRef ws_producer; /* where the entry sends the producer */
+    bool *ws_mark;                 /* by value id: top-level values the producer recomputes */
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */
@@ -185,6 +190,7 @@ bool cg_pipe_inst(cg_ctx *C, ir_inst *in);
  * through trans) and which operand it is; whether a dot takes wgmma. */
 ir_inst *cg_dot_reading(ir_inst *loop, ir_value *v, int *role);
 bool cg_dot_takes_wgmma(cg_ctx *C, ir_inst *dot);
+int cg_dot_a_perm(cg_ctx *C, ir_inst *dot); /* a's rows permuted for num_warps warps (0: not) */
 /* cg_tma.c: plan the variant's TMA rings (after the analyses, before the
  * function exists: they add parameters), bind the parameters (the first
  * at index `first`), write the blk-meta tmaps= field, find a load's map,
@@ -193,13 +199,35 @@ void cg_tma_plan(cg_ctx *C);
 void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first);
 void cg_tma_meta(cg_ctx *C, blk_strbuf *out);
 const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
-void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
+void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, int count, LLVMValueRef pred);
 void cg_mbar_init_fence(cg_ctx *C);
 void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred);
 void cg_mbar_wait(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef parity);
 void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
                  LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred);
+/* cg_ws.c: warp specialization. plan: choose the loop (after
+ * cg_tma_plan); entry: the branch to the producer and the consumers'
+ * register raise (after the parameters are bound); producer: the
+ * producer's code, lowered into its block when the consumers reach the
+ * loop (cg_pipe_begin, whose tiles and barriers it uses); threads: the
+ * threads a program runs with. */
+void cg_ws_plan(cg_ctx *C);
+void cg_ws_entry(cg_ctx *C);
+void cg_ws_producer(cg_ctx *C, ir_inst *loop, int stages, LLVMValueRef full, LLVMValueRef empty);
+int cg_ws_threads(const cg_ctx *C);
+/* named barriers: 0 is the whole program's; with a producer, the
+ * consumers sync on CG_BAR_CONSUMERS and meet the producer's first warp on
+ * CG_BAR_HANDOFF once the ring's memory and barriers are ready */
+enum { CG_BAR_CONSUMERS = 1, CG_BAR_HANDOFF = 2 };
+void cg_named_barrier(cg_ctx *C, int id, int threads);
+void cg_named_barrier_arrive(cg_ctx *C, int id, int threads); /* bar.arrive: no wait */
+/* cg_pipe.c, for the producer: arm `full` (the slot's barrier, 32-bit
+ * shared address) with the bytes of every ring's slot and issue their
+ * boxes for the iteration with induction variable iv64, where on (i32) */
+void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on);
+LLVMValueRef cg_mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot);
+void cg_mbar_arrive(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */
 LLVMValueRef cg_smem_reserve(cg_ctx *C, blk_loc loc, int64_t bytes, int align);

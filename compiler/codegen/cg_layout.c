@@ -2,14 +2,16 @@
  *
  * For a value of shape S in layout l, thread `tid` (lane = tid % 32,
  * warp = tid / 32) has per root dim p the coordinate
- *     tc[p] = warp_coord[p] * tpw[p] + lane_coord[p]
+ *     tc[p] = warp_coord[p] * tpw[p] * rin[p] + lane_coord[p]
  * where lane and warp are split over the dims in the layout's order
  * (fastest first). Its register with per-dim index k holds, along value
- * dim d (root dim p, tile = spt*tpw*wpc):
+ * dim d (root dim p, tile = spt*tpw*rin*wpc, kr = k / spt):
  *     S <= spt:    coord = k                      (every thread: all of it)
- *     otherwise:   coord = base + (k / spt) * tile + k % spt,
+ *     otherwise:   coord = base + (kr / rin) * tile + (kr % rin) * spt*tpw
+ *                          + k % spt,
  *                  base  = tc[p]*spt        (S >= tile)
- *                        = (tc[p]*spt) % S  (S < tile: wrapped, replicas)
+ *                        = (tc[p]*spt) % S  (S < tile: wrapped, replicas;
+ *                                            never with rin > 1: lay_fits)
  * so coordinates are an LLVM base per dim plus a compile-time offset.
  */
 #include "cg_internal.h"
@@ -37,11 +39,11 @@ void cg_lay_info_get(cg_ctx *C, const lay_layout *l, int rank, const int32_t *sh
                                         cg_const_i32(C, f->wpc[p]), "");
         lane_stride *= f->tpw[p];
         warp_stride *= f->wpc[p];
-        li->tc[p] = LLVMBuildAdd(b, LLVMBuildMul(b, wc, cg_const_i32(C, f->tpw[p]), ""), lc, "");
+        li->tc[p] = LLVMBuildAdd(b, LLVMBuildMul(b, wc, cg_const_i32(C, f->tpw[p] * f->rin[p]), ""), lc, "");
     }
     for (int d = 0; d < rank; d++) {
         int p = f->dims[d];
-        int64_t S = shape[d], spt = f->spt[p], tile = spt * f->tpw[p] * f->wpc[p];
+        int64_t S = shape[d], spt = f->spt[p], tile = lay_tile(f, p);
         if (S <= spt) li->base[d] = cg_const_i32(C, 0);
         else {
             LLVMValueRef x = LLVMBuildMul(b, li->tc[p], cg_const_i32(C, spt), "");
@@ -72,8 +74,9 @@ void cg_reg_offsets(const cg_lay_info *li, int r, int64_t *off) {
     cg_reg_index(li, r, k);
     for (int d = 0; d < li->rank; d++) {
         int p = li->f.dims[d];
-        int64_t S = li->shape[d], spt = li->f.spt[p], tile = spt * li->f.tpw[p] * li->f.wpc[p];
-        off[d] = S <= spt ? k[d] : (k[d] / spt) * tile + k[d] % spt;
+        int64_t S = li->shape[d], spt = li->f.spt[p], tile = lay_tile(&li->f, p), rin = li->f.rin[p];
+        int64_t kr = k[d] / spt;
+        off[d] = S <= spt ? k[d] : (kr / rin) * tile + (kr % rin) * spt * li->f.tpw[p] + k[d] % spt;
     }
 }
 
@@ -90,7 +93,7 @@ LLVMValueRef cg_reg_canonical(cg_ctx *C, const cg_lay_info *li, int r) {
     for (int d = 0; d < li->rank; d++) {
         int p = li->f.dims[d];
         present[p] = true;
-        int64_t S = li->shape[d], spt = li->f.spt[p], tile = spt * li->f.tpw[p] * li->f.wpc[p];
+        int64_t S = li->shape[d], spt = li->f.spt[p], tile = lay_tile(&li->f, p);
         if (S >= tile) continue;
         LLVMValueRef c = LLVMBuildICmp(C->b, LLVMIntULT, LLVMBuildMul(C->b, li->tc[p], cg_const_i32(C, spt), ""),
                                        cg_const_i32(C, S), "");

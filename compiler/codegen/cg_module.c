@@ -81,10 +81,32 @@ LLVMValueRef cg_inline_asm(cg_ctx *C, LLVMTypeRef ret, const char *text, const c
     return LLVMBuildCall2(C->b, fty, fn, args, (unsigned)nargs, "");
 }
 
-/* bar.sync 0 — llvm.nvvm.barrier0 no longer exists in LLVM 22 (FACTS.md). */
+/* bar.sync 0 — llvm.nvvm.barrier0 no longer exists in LLVM 22 (FACTS.md).
+ * With a producer warpgroup (cg_ws.c) the program's barriers are the
+ * consumers' named one: the producer never reaches them. */
 void cg_barrier(cg_ctx *C) {
+    if (C->ws_loop) {
+        cg_named_barrier(C, CG_BAR_CONSUMERS, 32 * C->num_warps);
+        return;
+    }
     LLVMValueRef zero = cg_const_i32(C, 0);
     cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+/* barrier.sync id, threads: the first `threads` to arrive (whole warps).
+ * The aligned form (bar.sync) promises that every participant executes
+ * the same instruction: true of the consumers' own barrier, not of the
+ * hand-off, which producer and consumers reach from different branches
+ * (compute-sanitizer's synccheck reports that as divergent). */
+void cg_named_barrier(cg_ctx *C, int id, int threads) {
+    LLVMValueRef args[2] = {cg_const_i32(C, id), cg_const_i32(C, threads)};
+    cg_call_intrinsic(C, id == CG_BAR_CONSUMERS ? "llvm.nvvm.barrier.cta.sync.aligned.count" : "llvm.nvvm.barrier.cta.sync.count",
+                      NULL, 0, args, 2);
+}
+
+void cg_named_barrier_arrive(cg_ctx *C, int id, int threads) {
+    LLVMValueRef args[2] = {cg_const_i32(C, id), cg_const_i32(C, threads)};
+    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.arrive.count", NULL, 0, args, 2);
 }
 
 /* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):
@@ -362,7 +384,7 @@ static void write_meta(cg_ctx *C, blk_strbuf *out, const ir_func *f, const char 
 }
 
 static void meta_line(cg_ctx *C, blk_strbuf *out, ir_func *f, const char *entry, const ax_spec *spec) {
-    write_meta(C, out, f, entry, C->num_warps, C->smem_bytes, spec);
+    write_meta(C, out, f, entry, cg_ws_threads(C) / 32, C->smem_bytes, spec);
 }
 
 void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
@@ -396,6 +418,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     int np = body->args.len;
     C->entry = entry;
     cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
+    cg_ws_plan(C);
     LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
     if (!pt) { C->failed = true; return; }
     for (int k = 0; k < np; k++) {
@@ -410,9 +433,14 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     cg_lineinfo_function(C, fn, f, entry);
     LLVMSetFunctionCallConv(fn, LLVMPTXKernelCallConv);
     char nt[32];
-    snprintf(nt, sizeof nt, "%d", 32 * C->num_warps);
+    snprintf(nt, sizeof nt, "%d", cg_ws_threads(C));
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                LLVMCreateStringAttribute(C->llc, "nvvm.maxntid", 12, nt, (unsigned)strlen(nt)));
+    /* setmaxnreg takes effect only under a register cap at entry, which
+     * maxntid with one program per multiprocessor gives (FACTS.md) */
+    if (C->ws_loop)
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateStringAttribute(C->llc, "nvvm.minctasm", 13, "1", 1));
     LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(C->llc, fn, "entry");
     LLVMPositionBuilderAtEnd(C->b, bb);
     C->tid = cg_call_intrinsic(C, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
@@ -428,6 +456,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
         x.v[0] = v;
         cg_set(C, p, x);
     }
+    cg_ws_entry(C);
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);
 

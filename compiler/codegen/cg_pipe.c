@@ -361,7 +361,7 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
                         bar32, pred);
 }
 
-static LLVMValueRef mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {
+LLVMValueRef cg_mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {
     LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, mbar, (LLVMValueRef[]){LLVMBuildMul(C->b, slot, cg_const_i32(C, 8), "")}, 1, "");
     return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, p, C->i64, ""), C->i32, "");
 }
@@ -380,7 +380,7 @@ static void fill_slot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr, LLVMVal
         else ncp++;
     }
     if (first_tma) {
-        LLVMValueRef bar = mbar_at(C, first_tma->mbar, slot);
+        LLVMValueRef bar = cg_mbar_at(C, first_tma->mbar, slot);
         LLVMValueRef t0 = LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), "");
         LLVMValueRef pred = LLVMBuildZExt(b, LLVMBuildAnd(b, t0, go, ""), C->i32, "");
         cg_mbar_expect(C, bar, tma_bytes, pred);
@@ -396,10 +396,42 @@ static void fill_slot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr, LLVMVal
     if (ncp) async_commit(C);
 }
 
+void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on) {
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), bytes = 0;
+    for (int r = 0; r < nr; r++) bytes += tile_of(C, rings[r]->results[0])->e->bytes;
+    cg_mbar_expect(C, full, bytes, on);
+    for (int r = 0; r < nr; r++) tma_fill(C, loop, tile_of(C, rings[r]->results[0]), rings[r], iv64, slot, full, on);
+}
+
+/* a warp-specialized loop's empty barriers: after its S full ones */
+static LLVMValueRef empties(cg_ctx *C, LLVMValueRef mbar, int S) {
+    return LLVMBuildGEP2(C->b, C->i8, mbar, (LLVMValueRef[]){cg_const_i32(C, 8 * S)}, 1, "");
+}
+
 static struct cg_tile *loop_tma(cg_ctx *C, ir_inst **rings, int nr) {
     for (int r = 0; r < nr; r++)
         if (tile_of(C, rings[r]->results[0])->tma) return tile_of(C, rings[r]->results[0]);
     return NULL;
+}
+
+/* The initial value of an accumulator whose group stays in flight, made
+ * opaque (an empty asm) in the preheader: its registers are then defined
+ * once, before the loop's guard, where LLVM would otherwise materialise a
+ * zero accumulator separately on the path that skips the loop — registers
+ * ptxas sees defined while a wgmma pipeline may be open at the final
+ * wait, which makes it serialize every wgmma (C7515). */
+static void opaque_inits(cg_ctx *C, ir_inst *loop) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        int w = i->op == IR_DOT ? wg_wait(C, loop, i) : WG_NOW;
+        if (w != WG_KEEP1 && w != WG_CARRY) continue;
+        ir_value *init = loop->operands[3 + yield_slot(loop, i)];
+        cg_val v = cg_get(C, init, cg_lay(C, loop->regions[0]->args.data[1 + yield_slot(loop, i)]));
+        cg_val x = cg_new_val(C, v.n, v.lay);
+        for (int r = 0; r < v.n; r++) x.v[r] = v.v[r];
+        wg_pass(C, "", x.v, x.n);
+        cg_set(C, init, x);
+    }
 }
 
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
@@ -430,7 +462,7 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
             LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
             int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
             int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : stored_bytes(dt);
-            if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? C->num_warps : 0);
+            if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? cg_dot_a_perm(C, dot) : 0);
             else tile_init(&rt->t, base, rows, cols, eb, e->colv);
             rt->e = e;
             rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
@@ -448,19 +480,28 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
     struct cg_tile *tm = loop_tma(C, rings, nr);
+    bool ws = loop == C->ws_loop;
     if (tm) {
-        /* one mbarrier per slot; the memory was scratch written through the
+        /* one mbarrier per slot (and, with a producer, one per slot for
+         * its release: cg_ws.c); the memory was scratch written through the
          * generic proxy, which TMA's async-proxy writes must come after */
         int S = loop_stages(C, loop);
-        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S, 8);
+        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S * (ws ? 2 : 1), 8);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = mbar;
         LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-        for (int j = 0; j < S; j++) cg_mbar_init(C, mbar_at(C, mbar, cg_const_i32(C, j)), t0);
+        for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, mbar, cg_const_i32(C, j)), 1, t0);
+        for (int j = 0; j < S && ws; j++)
+            cg_mbar_init(C, cg_mbar_at(C, empties(C, mbar, S), cg_const_i32(C, j)), C->num_warps, t0);
         cg_mbar_init_fence(C);
         fence_async_smem(C);
-        cg_barrier(C);
+        if (ws) {
+            cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+            cg_ws_producer(C, loop, S, mbar, empties(C, mbar, S));
+        } else
+            cg_barrier(C);
     }
-    for (int j = 0; j < P && nr; j++) {
+    if (ws) opaque_inits(C, loop);
+    for (int j = 0; j < P && nr && !ws; j++) {
         LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
         LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
         fill_slot(C, loop, rings, nr, ivj, cg_const_i32(C, j), go);
@@ -499,6 +540,22 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    if (loop == C->ws_loop) {
+        /* lane 0 of each warp releases iteration it - L, whose wgmma groups
+         * are complete (cg_ws.c), then every thread waits for its tiles */
+        int L = loop_in_flight(C, loop) ? 2 : 1;
+        LLVMValueRef it32 = LLVMBuildTrunc(b, it, C->i32, "");
+        LLVMValueRef rslot = LLVMBuildURem(b, LLVMBuildAdd(b, it32, cg_const_i32(C, S - L), ""), cg_const_i32(C, S), "");
+        LLVMValueRef past = LLVMBuildICmp(b, LLVMIntSGE, it32, cg_const_i32(C, L), "");
+        LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
+        LLVMValueRef rel = LLVMBuildZExt(b, LLVMBuildAnd(b, past, lead, ""), C->i32, "");
+        cg_mbar_arrive(C, cg_mbar_at(C, empties(C, tm->mbar, S), rslot), rel);
+        LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
+        LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
+        cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
+        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+        return;
+    }
     /* tile i is in: at most P-1 younger groups pending (cp.async), the
      * slot's mbarrier past its (i / S)-th phase (TMA); the barrier makes
      * every thread's copies visible and proves that the readers of the slot
@@ -510,7 +567,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     if (tm) {
         LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
         LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
-        cg_mbar_wait(C, mbar_at(C, tm->mbar, slot), parity);
+        cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
     }
     /* No proxy fence for the rings: what cp.async wrote is read by wgmma
      * after cp.async.wait_group and the barrier, as in CUTLASS's
@@ -532,14 +589,21 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16);
-    if (nr) async_wait(C, 0); /* no copy may land in memory reused next */
+    bool ws = loop == C->ws_loop;
+    if (nr && !ws) async_wait(C, 0); /* no copy may land in memory reused next */
     struct cg_tile *tm = loop_tma(C, rings, nr);
-    if (tm) {
+    if (tm && ws) {
+        /* no consumer waits on a barrier any more, and every operation of
+         * the producer on them came before the last tiles landed */
+        LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+        for (int j = 0; j < 2 * loop_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+    } else if (tm) {
         /* every TMA issued was waited for in its iteration (none is issued
          * past the last); thread 0 passed the last iteration's barrier, so
          * no thread still waits on a barrier */
         LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-        for (int j = 0; j < loop_stages(C, loop); j++) cg_mbar_inval(C, mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+        for (int j = 0; j < loop_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
     }
     cg_barrier(C);
     for (int i = 0; i < C->num_values; i++) {

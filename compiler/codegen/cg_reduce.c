@@ -218,7 +218,7 @@ static void lower_reduce(cg_ctx *C, ir_inst *in) {
             comb2(C, &rk, &acc[j], &idx[j], o, oi);
         }
     /* 3. across warps */
-    int64_t per_warp = spt * tpw;
+    int64_t per_warp = lay_warp_span(&li.f, p);
     int64_t warps = S <= per_warp ? 1 : (S / per_warp < wpc ? S / per_warp : wpc);
     if (warps > 1) {
         int64_t total = 1;

@@ -868,7 +868,7 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
     int p = li.f.dims[ax];
     int64_t S = x->type.shape[ax], spt = li.f.spt[p], tpw = li.f.tpw[p], wpc = li.f.wpc[p];
     int64_t lanes = S <= spt ? 1 : (S / spt < tpw ? S / spt : tpw);
-    int64_t per_warp = spt * tpw, warps = S <= per_warp ? 1 : (S / per_warp < wpc ? S / per_warp : wpc);
+    int64_t per_warp = lay_warp_span(&li.f, p), warps = S <= per_warp ? 1 : (S / per_warp < wpc ? S / per_warp : wpc);
     int stride = 1, wstride = 1;
     for (int i = 0; i < li.f.root_rank && li.f.order[i] != p; i++) {
         stride *= li.f.tpw[li.f.order[i]];

@@ -273,7 +273,8 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
      * each group would be its own 1 KB box: matmul 8192^3 ran at 448 TFLOP/s
      * with a's 16 boxes per slot against 577 with a on cp.async (H200,
      * docs/benchmarks.md). */
-    if (role == 0) return "a's rows are permuted in groups of 8 for the accumulator layout (1 KB boxes are slower than cp.async)";
+    if (role == 0 && cg_dot_a_perm(C, dot))
+        return "a's rows are permuted in groups of 8 for the accumulator layout (1 KB boxes are slower than cp.async)";
     int R = rows < 256 ? rows : 256;
     if (cols % panel || rows % R) return "the tile is not whole 128-byte panels";
     blk_strbuf text;
@@ -302,8 +303,9 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         m->meta = s;
         if (!s) C->failed = true;
         if ((C->remarks & CG_REMARKS) && !C->failed)
-            diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d boxes of %dx%d per slot (tensor map %s)",
-                        C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R), panel, R, s);
+            diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d box%s of %dx%d per slot (tensor map %s)",
+                        C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R),
+                        (cols / panel) * (rows / R) == 1 ? "" : "es", panel, R, s);
     } else
         why = "a dim or stride is not a product of integer arguments and constants";
     sb_free(&text);
@@ -358,8 +360,18 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
 /* ---- the instructions (inline PTX; the mbarrier is a .b64 in shared
  * memory, addressed by its 32-bit shared-window address) ---- */
 
-void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
-    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], 1; }",
+/* a barrier whose phase completes after `count` arrivals (and the
+ * transaction bytes armed in it) */
+void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, int count, LLVMValueRef pred) {
+    char text[120];
+    snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], %d; }", count);
+    cg_inline_asm(C, C->vd, text, "r,r,~{memory}", (LLVMValueRef[]){bar32, pred}, 2, true);
+}
+
+/* one arrival (a consumer warp's lane 0 releasing a slot: the wgmma
+ * groups that read it are complete) */
+void cg_mbar_arrive(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
+    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.arrive.shared::cta.b64 _, [$0]; }",
                   "r,r,~{memory}", (LLVMValueRef[]){bar32, pred}, 2, true);
 }
 

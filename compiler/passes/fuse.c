@@ -63,7 +63,7 @@ static void print_exchange(dump_ctx *D, const ir_value *x, int axis) {
     if (n[axis] > 1) sb_printf(D->out, "in-thread (%d per thread)", n[axis]), sep = ", ";
     int tpw = fl.tpw[p] < x->type.shape[axis] ? fl.tpw[p] : x->type.shape[axis];
     if (tpw > 1) sb_printf(D->out, "%swarp shuffles across %d lanes", sep, tpw), sep = ", ";
-    if (fl.wpc[p] > 1 && x->type.shape[axis] > fl.spt[p] * fl.tpw[p])
+    if (fl.wpc[p] > 1 && x->type.shape[axis] > lay_warp_span(&fl, p))
         sb_printf(D->out, "%sshared memory across %d warps", sep, fl.wpc[p]), D->exchanges++;
     if (!*sep && !(fl.wpc[p] > 1)) sb_puts(D->out, "in-thread");
 }

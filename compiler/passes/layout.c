@@ -33,8 +33,8 @@ static int ilog2_floor_pow2(int x) {
 }
 static bool is_pow2(int x) { return x > 0 && (x & (x - 1)) == 0; }
 
-const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int *tpw, const int *wpc,
-                              const int *order) {
+const lay_layout *lay_blocked_rin(blk_arena *a, int rank, const int *spt, const int *tpw, const int *rin,
+                                  const int *wpc, const int *order) {
     lay_layout *l = ARENA_NEW(a, lay_layout);
     if (!l) return NULL;
     l->kind = LAY_BLOCKED;
@@ -42,11 +42,20 @@ const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int 
     for (int d = 0; d < rank; d++) {
         l->spt[d] = spt[d];
         l->tpw[d] = tpw[d];
+        l->rin[d] = rin ? rin[d] : 1;
         l->wpc[d] = wpc[d];
         l->order[d] = order[d];
     }
     return l;
 }
+
+const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int *tpw, const int *wpc,
+                              const int *order) {
+    return lay_blocked_rin(a, rank, spt, tpw, NULL, wpc, order);
+}
+
+int lay_warp_span(const lay_flat *f, int p) { return f->spt[p] * f->tpw[p] * f->rin[p]; }
+int lay_tile(const lay_flat *f, int p) { return lay_warp_span(f, p) * f->wpc[p]; }
 
 const lay_layout *lay_slice(blk_arena *a, const lay_layout *parent, int dim) {
     if (!parent || dim < 0 || dim >= parent->rank) return NULL;
@@ -63,30 +72,32 @@ const lay_layout *lay_expand(blk_arena *a, const lay_layout *l, int dim) {
     if (!l) return NULL;
     if (l->kind == LAY_SLICE) return l->slice_dim == dim ? l->parent : NULL;
     if (l->rank + 1 > IR_MAX_RANK || dim < 0 || dim > l->rank) return NULL;
-    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK];
+    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], rin[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK];
     for (int d = 0, s = 0; d <= l->rank; d++) {
-        if (d == dim) { spt[d] = tpw[d] = wpc[d] = 1; continue; }
+        if (d == dim) { spt[d] = tpw[d] = rin[d] = wpc[d] = 1; continue; }
         spt[d] = l->spt[s];
         tpw[d] = l->tpw[s];
+        rin[d] = l->rin[s];
         wpc[d] = l->wpc[s];
         s++;
     }
     for (int i = 0; i < l->rank; i++) order[i] = l->order[i] >= dim ? l->order[i] + 1 : l->order[i];
     order[l->rank] = dim; /* the new dim is the slowest: it holds one element */
-    return lay_blocked(a, l->rank + 1, spt, tpw, wpc, order);
+    return lay_blocked_rin(a, l->rank + 1, spt, tpw, rin, wpc, order);
 }
 
 const lay_layout *lay_permute(blk_arena *a, const lay_layout *l, const int *perm) {
     if (!l || l->kind != LAY_BLOCKED) return NULL;
-    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK], inv[IR_MAX_RANK];
+    int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], rin[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK], inv[IR_MAX_RANK];
     for (int i = 0; i < l->rank; i++) {
         spt[i] = l->spt[perm[i]];
         tpw[i] = l->tpw[perm[i]];
+        rin[i] = l->rin[perm[i]];
         wpc[i] = l->wpc[perm[i]];
         inv[perm[i]] = i;
     }
     for (int j = 0; j < l->rank; j++) order[j] = inv[l->order[j]];
-    return lay_blocked(a, l->rank, spt, tpw, wpc, order);
+    return lay_blocked_rin(a, l->rank, spt, tpw, rin, wpc, order);
 }
 
 void lay_flatten(const lay_layout *l, lay_flat *f) {
@@ -97,6 +108,7 @@ void lay_flatten(const lay_layout *l, lay_flat *f) {
             f->spt[d] = l->spt[d];
             f->tpw[d] = l->tpw[d];
             f->wpc[d] = l->wpc[d];
+            f->rin[d] = l->rin[d];
             f->order[d] = l->order[d];
             f->dims[d] = d;
         }
@@ -120,7 +132,8 @@ bool lay_eq(const lay_layout *a, const lay_layout *b) {
     lay_flatten(b, &y);
     if (x.root_rank != y.root_rank) return false;
     for (int d = 0; d < x.root_rank; d++)
-        if (x.spt[d] != y.spt[d] || x.tpw[d] != y.tpw[d] || x.wpc[d] != y.wpc[d] || x.order[d] != y.order[d])
+        if (x.spt[d] != y.spt[d] || x.tpw[d] != y.tpw[d] || x.wpc[d] != y.wpc[d] || x.order[d] != y.order[d] ||
+            x.rin[d] != y.rin[d])
             return false;
     for (int d = 0; d < x.rank; d++)
         if (x.dims[d] != y.dims[d]) return false;
@@ -133,10 +146,10 @@ bool lay_fits(const lay_layout *l, int rank, const int32_t *shape) {
     lay_flatten(l, &f);
     for (int d = 0; d < rank; d++) {
         int p = f.dims[d];
-        int64_t S = shape[d], spt = f.spt[p], tile = spt * f.tpw[p] * f.wpc[p];
+        int64_t S = shape[d], spt = f.spt[p], tile = lay_tile(&f, p);
         if (S <= spt) continue;
         if (S % spt) return false;
-        if (S >= tile ? S % tile : tile % S) return false;
+        if (S >= tile ? S % tile : (f.rin[p] > 1 || tile % S)) return false;
     }
     return true;
 }
@@ -147,8 +160,8 @@ int lay_num_regs(const lay_layout *l, const int32_t *shape, int *n) {
     int total = 1;
     for (int d = 0; d < f.rank; d++) {
         int p = f.dims[d];
-        int S = shape[d], spt = f.spt[p], tile = spt * f.tpw[p] * f.wpc[p];
-        int nd = S <= spt ? S : spt * (S / tile > 1 ? S / tile : 1);
+        int S = shape[d], spt = f.spt[p], tile = lay_tile(&f, p);
+        int nd = S <= spt ? S : spt * f.rin[p] * (S / tile > 1 ? S / tile : 1);
         if (n) n[d] = nd;
         total *= nd;
     }
@@ -194,7 +207,7 @@ const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shap
 bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape) {
     return l && l->kind == LAY_BLOCKED && l->rank == 2 && rank == 2 && l->spt[0] == 1 && l->spt[1] == 2 &&
            l->tpw[0] == 8 && l->tpw[1] == 4 && l->order[0] == 1 && shape[0] % (16 * l->wpc[0]) == 0 &&
-           lay_fits(l, rank, shape);
+           l->rin[1] == 1 && (l->rin[0] == 1 || (l->rin[0] == 2 && l->wpc[1] == 1)) && lay_fits(l, rank, shape);
 }
 
 bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_warps) {
@@ -205,7 +218,9 @@ bool lay_wgmma_shape(blk_dtype ab, blk_dtype acc, int M, int N, int K, int num_w
     return types && num_warps % 4 == 0 && M % (16 * num_warps) == 0 && N % 16 == 0;
 }
 
-const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first) {
+const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first, bool wgmma) {
+    if (wgmma)
+        return lay_blocked_rin(a, 2, (int[]){1, 2}, (int[]){8, 4}, (int[]){2, 1}, (int[]){num_warps, 1}, (int[]){1, 0});
     int w[2] = {1, 1};
     int mt = M / 16 > 0 ? M / 16 : 1; /* m16 tiles: a warp needs at least one */
     while (w[0] * w[1] < num_warps) {
@@ -235,6 +250,9 @@ void lay_print(blk_strbuf *out, const lay_layout *l) {
     sb_puts(out, "#blocked<");
     print_ints(out, "spt", l->spt, l->rank);
     print_ints(out, ", tpw", l->tpw, l->rank);
+    bool rin = false;
+    for (int d = 0; d < l->rank; d++) rin |= l->rin[d] != 1;
+    if (rin) print_ints(out, ", rin", l->rin, l->rank);
     print_ints(out, ", wpc", l->wpc, l->rank);
     print_ints(out, ", order", l->order, l->rank);
     sb_puts(out, ">");
@@ -669,9 +687,10 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
         if (!res || res->type.rank != 2 || (in_range(L, res) && s->seeded[res->id])) return;
         bool rows = dot_rows_first(L, s->f, in);
         const ir_type *at = &in->operands[0]->type;
-        if (L->wgmma && lay_wgmma_shape((blk_dtype)at->dtype, (blk_dtype)res->type.dtype, res->type.shape[0],
-                                        res->type.shape[1], at->shape[1], L->t->num_warps))
-            rows = in->precision != IR_PREC_IEEE || rows; /* "ieee" f32 runs without tensor cores */
+        bool wg = L->wgmma && in->precision != IR_PREC_IEEE && /* "ieee" f32 runs without tensor cores */
+                  lay_wgmma_shape((blk_dtype)at->dtype, (blk_dtype)res->type.dtype, res->type.shape[0],
+                                  res->type.shape[1], at->shape[1], L->t->num_warps);
+        rows = rows || wg;
         if (s->phase == 2 || rows != (s->phase == 0)) return;
         const lay_layout *l = seeded_want(L, s, in->operands[2]);
         if (!l || !lay_is_mma_acc(l, 2, res->type.shape)) {
@@ -679,7 +698,7 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
             walk(L, s->f->body, consumer_step, &c);
             l = c.found;
         }
-        if (!l) l = lay_for_dot(L->a, res->type.shape[0], res->type.shape[1], L->t->num_warps, rows);
+        if (!l) l = lay_for_dot(L->a, res->type.shape[0], res->type.shape[1], L->t->num_warps, rows, wg);
         seed_want(L, s, res, l);
         seed_want(L, s, in->operands[2], l);
         return;

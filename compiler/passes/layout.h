@@ -21,6 +21,13 @@
  *          ...
  *          row 7   t112  ...       t127     <- warp 3
  *
+ *          rin[d] (1 unless said): register repeats that sit between the
+ *          lanes and the warps — along d a warp then covers spt*tpw*rin
+ *          elements, its thread's rin groups of spt lying spt*tpw apart,
+ *          and the tile is spt*tpw*rin*wpc. Only wgmma's accumulator uses
+ *          it (below); a dim with rin > 1 fits a block only whole tiles
+ *          long (or held whole by each thread).
+ *
  * SLICE    slice<dim=d, parent=P>: the layout of a value with dim d of P
  *          removed (a reduction's result along d). A thread holds the
  *          elements whose other coordinates it holds under P; all threads
@@ -48,6 +55,12 @@
  * fragment's rows are gathered wherever the accumulator's rows are (free).
  * Reductions, broadcasts, slices, conversions and stores then treat the
  * accumulator like any other blocked value (docs/codegen.md, "Tensor cores").
+ *
+ * wgmma's accumulator (m64 per warpgroup) puts that "+8" inside the warp's
+ * own 16 rows: warp w's register k0 = 2i + h holds row 16*w + 8*h + g +
+ * 16*Wm*i, which is #blocked<spt=[1, 2], tpw=[8, 4], rin=[2, 1],
+ * wpc=[Wm, 1]>. Rows then run in the order wgmma computes them, so its A
+ * tile is stored as loaded (a TMA box) rather than with permuted rows.
  */
 #ifndef BLK_LAYOUT_H
 #define BLK_LAYOUT_H
@@ -63,6 +76,7 @@ struct lay_layout {
     int rank;                /* rank of the values it describes */
     /* BLOCKED */
     int spt[IR_MAX_RANK], tpw[IR_MAX_RANK], wpc[IR_MAX_RANK], order[IR_MAX_RANK];
+    int rin[IR_MAX_RANK];    /* register repeats inside a warp's span (above) */
     /* SLICE */
     int slice_dim;
     const lay_layout *parent;
@@ -73,6 +87,7 @@ struct lay_layout {
 typedef struct {
     int root_rank;
     int spt[IR_MAX_RANK + 1], tpw[IR_MAX_RANK + 1], wpc[IR_MAX_RANK + 1], order[IR_MAX_RANK + 1];
+    int rin[IR_MAX_RANK + 1];
     int rank;
     int dims[IR_MAX_RANK];
     int reg_order[IR_MAX_RANK]; /* value dims, fastest first */
@@ -80,6 +95,13 @@ typedef struct {
 
 const lay_layout *lay_blocked(blk_arena *a, int rank, const int *spt, const int *tpw, const int *wpc,
                               const int *order);
+/* the same with register repeats rin[] between lanes and warps */
+const lay_layout *lay_blocked_rin(blk_arena *a, int rank, const int *spt, const int *tpw, const int *rin,
+                                  const int *wpc, const int *order);
+/* the elements a warp's lanes and repeats span along root dim p, and the
+ * layout's tile there (spt*tpw*rin, times wpc) */
+int lay_warp_span(const lay_flat *f, int p);
+int lay_tile(const lay_flat *f, int p);
 const lay_layout *lay_slice(blk_arena *a, const lay_layout *parent, int dim);
 /* The layout of expand_dims(x, dim) for x in layout l: the parent when l
  * slices dim, else l with a new dim of one element per thread. */
@@ -101,8 +123,9 @@ const lay_layout *lay_choose_blocked(blk_arena *a, int rank, const int32_t *shap
  * M >= 16): all warps along M when `rows_first` (a chain whose rows are
  * reduced or fed to another dot: attention keeps a row in one warp),
  * otherwise square-ish warp tiles (Triton's warpsPerTile for mma v2). Warps
- * beyond M/16 x N/8 replicate along N. */
-const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first);
+ * beyond M/16 x N/8 replicate along N. `wgmma`: wgmma's form (rows
+ * first, rin = [2, 1]: above). */
+const lay_layout *lay_for_dot(blk_arena *a, int M, int N, int num_warps, bool rows_first, bool wgmma);
 /* Is l an accumulator layout of lay_for_dot's form in which every warp owns
  * whole m16 tiles of a block of this shape? */
 bool lay_is_mma_acc(const lay_layout *l, int rank, const int32_t *shape);

@@ -15,10 +15,11 @@
 
 #include "../test_util.h"
 
-/* Coordinate of register index k (one dim) for thread coordinate tc. */
-static int coord(int S, int spt, int tile, int tc, int k) {
+/* Coordinate of register index k (one dim) for thread coordinate tc, with
+ * rin register repeats spt*tpw apart inside a warp's span (layout.h). */
+static int coord(int S, int spt, int tpw, int rin, int tile, int tc, int k) {
     if (S <= spt) return k;
-    int c = (k / spt) * tile + tc * spt + k % spt;
+    int kr = k / spt, c = (kr / rin) * tile + (kr % rin) * spt * tpw + tc * spt + k % spt;
     return S < tile ? (tc * spt % S) + k % spt : c;
 }
 
@@ -36,7 +37,7 @@ static void check_cover(const lay_layout *l, int rank, const int32_t *shape, int
         int lane = tid % 32, warp = tid / 32, ls = 1, ws = 1, tc[IR_MAX_RANK + 1];
         for (int i = 0; i < f.root_rank; i++) {
             int p = f.order[i];
-            tc[p] = ((warp / ws) % f.wpc[p]) * f.tpw[p] + (lane / ls) % f.tpw[p];
+            tc[p] = ((warp / ws) % f.wpc[p]) * f.tpw[p] * f.rin[p] + (lane / ls) % f.tpw[p];
             ls *= f.tpw[p];
             ws *= f.wpc[p];
         }
@@ -49,8 +50,8 @@ static void check_cover(const lay_layout *l, int rank, const int32_t *shape, int
                 rest /= n[d];
             }
             for (int d = 0; d < rank; d++) {
-                int p = f.dims[d], spt = f.spt[p], tile = spt * f.tpw[p] * f.wpc[p];
-                int c = coord(shape[d], spt, tile, tc[p], k[d]);
+                int p = f.dims[d], spt = f.spt[p], tile = lay_tile(&f, p);
+                int c = coord(shape[d], spt, f.tpw[p], f.rin[p], tile, tc[p], k[d]);
                 CHECK(c >= 0 && c < shape[d], "%s: tid %d reg %d dim %d coord %d out of range", what, tid, r, d, c);
                 lin = lin * shape[d] + c;
             }
@@ -108,6 +109,46 @@ static void test_algebra(blk_arena *a) {
     CHECK(strcmp(sb_str(&sb), "#slice<dim=0, #blocked<spt=[1, 4], tpw=[1, 32], wpc=[8, 1], order=[1, 0]>>") == 0,
           "print: %s", sb_str(&sb));
     sb_free(&sb);
+}
+
+/* wgmma's accumulator (lay_for_dot's wgmma form): warp w, lane (g, t),
+ * register (k0, k1) with k0 = 2i + h sits at row 16w + 8h + g + 16*Wm*i,
+ * column 8*(k1 / 2) + 2t + k1 % 2 — the m64nNk16 d[] fragment of FACTS.md,
+ * instruction i of its warpgroup. */
+static void test_wgmma_acc(blk_arena *a) {
+    int W = 8;
+    int32_t s[] = {256, 64};
+    const lay_layout *l = lay_for_dot(a, s[0], s[1], W, true, true);
+    CHECK(lay_is_mma_acc(l, 2, s), "an accumulator layout");
+    CHECK(!lay_eq(l, lay_for_dot(a, s[0], s[1], W, true, false)), "differs from mma.sync's rows-first form");
+    check_cover(l, 2, s, W, "wgmma accumulator");
+    int n[2], nregs = lay_num_regs(l, s, n);
+    CHECK(n[0] == 4 && n[1] == 16 && nregs == 64, "registers %d x %d", n[0], n[1]);
+    lay_flat f;
+    lay_flatten(l, &f);
+    for (int tid = 0; tid < 32 * W; tid += 37) {
+        int w = tid / 32, g = tid % 32 / 4, t = tid % 4;
+        for (int k0 = 0; k0 < n[0]; k0++)
+            for (int k1 = 0; k1 < n[1]; k1++) {
+                int row = coord(s[0], 1, 8, 2, lay_tile(&f, 0), w * 8 * 2 + g, k0);
+                int col = coord(s[1], 2, 4, 1, lay_tile(&f, 1), t, k1);
+                int i = k0 / 2, h = k0 % 2;
+                CHECK(row == 16 * w + 8 * h + g + 16 * W * i && col == 8 * (k1 / 2) + 2 * t + k1 % 2,
+                      "tid %d reg (%d, %d) at (%d, %d)", tid, k0, k1, row, col);
+            }
+    }
+    int32_t half[] = {64, 64}; /* rin > 1 fits whole tiles only (128 rows here) */
+    CHECK(!lay_fits(l, 2, half), "[64, 64] does not fit a 128-row tile with repeats inside warps");
+    blk_strbuf sb;
+    sb_init(&sb);
+    lay_print(&sb, l);
+    CHECK(strcmp(sb_str(&sb), "#blocked<spt=[1, 2], tpw=[8, 4], rin=[2, 1], wpc=[8, 1], order=[1, 0]>") == 0,
+          "print: %s", sb_str(&sb));
+    sb_free(&sb);
+    const lay_layout *sl = lay_slice(a, l, 1);
+    CHECK(lay_eq(lay_expand(a, sl, 1), l), "expand_dims(slice(acc, 1), 1) == acc");
+    int32_t rows[] = {256};
+    check_cover(sl, 1, rows, W, "slice of the wgmma accumulator");
 }
 
 static const char kernel_src[] =
@@ -173,6 +214,7 @@ int main(void) {
     blk_arena *a = arena_new();
     test_choose(a);
     test_algebra(a);
+    test_wgmma_acc(a);
     arena_free(a);
     test_api();
     return test_finish("test_layout");

@@ -1,0 +1,227 @@
+/* cg_ws.c — warp specialization on Hopper: a producer warpgroup fills a
+ * loop's TMA rings while the program's own warps (the consumers) only
+ * compute.
+ *
+ * A loop qualifies when every ring of it is filled by TMA (cg_tma.c), it
+ * sits at the kernel's top level, nothing in it breaks or returns, and
+ * what the producer must know — the bounds, and the boxes' coordinates as
+ * functions of the induction variable — comes from kernel arguments and
+ * scalar arithmetic at the kernel's top level (the "slice"). The program
+ * then runs num_warps + 4 warps:
+ *
+ *   entry:     warps >= num_warps branch to the producer (one if/else, as
+ *              setmaxnreg needs); the consumers raise their register limit
+ *              (setmaxnreg.inc) and run the kernel as written, their
+ *              bar.syncs on named barrier 1 counting num_warps warps.
+ *   producer:  setmaxnreg.dec; warps but the first exit; that warp meets
+ *              the consumers on named barrier 2 once they reach the loop
+ *              (the rings' memory was their scratch until then, and its
+ *              mbarriers are initialised), recomputes the slice and, per
+ *              iteration i (slot s = i % S), waits on empty[s] for the
+ *              consumers' release of iteration i - S (parity (i / S) & 1
+ *              ^ 1: a fresh barrier's preceding phase counts as complete,
+ *              so the first S pass at once); its lane 0 arms full[s] with
+ *              the slot's bytes and issues the boxes. After the loop it
+ *              arrives on barrier 2, which the consumers wait for before
+ *              the rings' memory is scratch again: the mbarriers' order
+ *              alone (arrive releases, try_wait acquires) would do, but
+ *              compute-sanitizer's racecheck sees only bar.sync.
+ *   consumers: per iteration, lane 0 of each warp releases iteration
+ *              i - L (L = 1, or 2 when a wgmma group stays in flight into
+ *              the next iteration: cg_pipe.c's wg_wait) on its empty
+ *              barrier (count num_warps), then every thread waits on
+ *              full[s]. No bar.sync per iteration remains.
+ *
+ * Registers: 64K per multiprocessor at one program each (minctasm 1).
+ * The producer drops to 40 (its loop holds a few coordinates); the
+ * consumers take what is left, in multiples of 8, up to 256. BLK_DISABLE_WS=1
+ * turns it off (A/B measurements). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cg_internal.h"
+
+enum { WS_WARPS = 4, WS_PRODUCER_REGS = 40, WS_REG_FILE = 65536 };
+
+int cg_ws_threads(const cg_ctx *C) { return 32 * (C->num_warps + (C->ws_loop ? WS_WARPS : 0)); }
+
+/* the consumers' registers per thread after setmaxnreg.inc */
+static int consumer_regs(const cg_ctx *C) {
+    int r = (WS_REG_FILE - 32 * WS_WARPS * WS_PRODUCER_REGS) / (32 * C->num_warps) / 8 * 8;
+    return r > 256 ? 256 : r;
+}
+
+static bool has_exit(const ir_region *r) {
+    for (const ir_inst *i = r->first; i; i = i->next) {
+        if (i->op == IR_BREAK || i->op == IR_RETURN) return true;
+        for (int k = 0; k < i->num_regions; k++)
+            if (has_exit(i->regions[k])) return true;
+    }
+    return false;
+}
+
+/* Can the producer compute v: a kernel argument, the induction variable,
+ * or pure scalar arithmetic at the kernel's top level or in the body (the
+ * body's part eval_at recomputes per iteration); the top-level
+ * definitions are marked for the producer to lower. */
+static bool slice_ok(cg_ctx *C, ir_inst *loop, ir_value *v, bool *mark) {
+    ir_region *top = C->f->body, *body = loop->regions[0];
+    for (int k = 0; k < top->args.len; k++)
+        if (top->args.data[k] == v) return true;
+    if (v == body->args.data[0]) return true;
+    ir_inst *d = v->def;
+    if (!d || v->id < 0 || v->id >= C->num_values) return false;
+    if (mark[v->id]) return true;
+    if (d->parent != top && d->parent != body) return false;
+    if (v->type.rank || d->num_regions || !(ir_op_table[d->op].flags & OPF_PURE)) return false;
+    if (d->parent == top) mark[v->id] = true;
+    for (int k = 0; k < d->num_operands; k++)
+        if (!slice_ok(C, loop, d->operands[k], mark)) return false;
+    return true;
+}
+
+/* why loop cannot take a producer ("" when it has no TMA ring), or NULL */
+static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark) {
+    int tma = 0, other = 0;
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_LOAD && i->op != IR_DESC_LOAD) continue;
+        const pl_entry *e = pl_get(C->pl, i->results[0]);
+        if (!e || e->kind != PL_RING || e->loop != loop) continue;
+        if (cg_tma_of(C, i)) tma++;
+        else other++;
+    }
+    if (!tma) return "";
+    if (other) return "a ring of it is filled by cp.async (the producer issues TMA only)";
+    if (C->num_warps % 4) return "num_warps is not a multiple of 4";
+    if (loop->parent != C->f->body) return "it is nested in other control flow";
+    if (has_exit(loop->regions[0])) return "it may break or return";
+    for (ir_inst *i = C->f->body->first; i != loop; i = i->next)
+        if (i->num_regions && has_exit(i->regions[0])) return "the kernel may return before it";
+    memset(mark, 0, sizeof(bool) * (size_t)(C->num_values + 1));
+    for (int k = 0; k < 3; k++)
+        if (!slice_ok(C, loop, loop->operands[k], mark)) return "its bounds are not scalar arithmetic on arguments";
+    for (int j = 0; j < C->num_tma; j++) {
+        if (C->tma[j].ld->parent != loop->regions[0]) continue;
+        ir_value *need[3] = {C->tma[j].off[0], C->tma[j].off[1], C->tma[j].z};
+        for (int k = 0; k < 3; k++)
+            if (need[k] && !slice_ok(C, loop, need[k], mark))
+                return "a box coordinate is not scalar arithmetic on arguments and the induction variable";
+    }
+    return NULL;
+}
+
+void cg_ws_plan(cg_ctx *C) {
+    C->ws_loop = NULL;
+    C->ws_producer = NULL;
+    const char *off = getenv("BLK_DISABLE_WS");
+    if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
+    bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1);
+    if (!mark) { C->failed = true; return; }
+    for (ir_inst *in = C->f->body->first; in; in = in->next) {
+        if (in->op != IR_FOR) continue;
+        const char *why = consider(C, in, mark);
+        if (why && *why && C->remarks)
+            diag_remark(C->diag, in->loc, "loop in %s: no producer warpgroup: %s", C->entry ? C->entry : C->f->name, why);
+        if (why || C->ws_loop) continue;
+        C->ws_loop = in;
+        C->ws_mark = mark;
+        if (C->remarks & CG_REMARKS)
+            diag_remark(C->diag, in->loc,
+                        "loop in %s: warp-specialized: a producer warpgroup issues its TMA (setmaxnreg %d), "
+                        "%d consumer warps compute (setmaxnreg %d)",
+                        C->entry ? C->entry : C->f->name, WS_PRODUCER_REGS, C->num_warps, consumer_regs(C));
+    }
+}
+
+static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
+    char text[64];
+    snprintf(text, sizeof text, "setmaxnreg.%s.sync.aligned.u32 %d;", dir, regs);
+    cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true);
+}
+
+void cg_ws_entry(cg_ctx *C) {
+    if (!C->ws_loop || C->failed) return;
+    LLVMBuilderRef b = C->b;
+    C->ws_producer = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.producer");
+    LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.consumer");
+    LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
+    LLVMBuildCondBr(b, is_prod, C->ws_producer, cons);
+    LLVMPositionBuilderAtEnd(b, cons);
+    setmaxnreg(C, "inc", consumer_regs(C));
+}
+
+/* if (!cond) return; */
+static void continue_if(cg_ctx *C, LLVMValueRef cond, const char *name) {
+    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(C->llc, C->fn, name);
+    LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.exit");
+    LLVMBuildCondBr(C->b, cond, go, out);
+    LLVMPositionBuilderAtEnd(C->b, out);
+    LLVMBuildRetVoid(C->b);
+    LLVMPositionBuilderAtEnd(C->b, go);
+}
+
+static LLVMValueRef as_i64(cg_ctx *C, ir_value *v) {
+    LLVMValueRef x = cg_get(C, v, NULL).v[0];
+    blk_dtype t = (blk_dtype)v->type.dtype;
+    if (dtype_bits(t) >= 64) return x;
+    return dtype_is_unsigned(t) ? LLVMBuildZExt(C->b, x, C->i64, "") : LLVMBuildSExt(C->b, x, C->i64, "");
+}
+
+void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValueRef empty) {
+    if (C->failed || !C->ws_producer) return;
+    LLVMBuilderRef b = C->b;
+    LLVMBasicBlockRef resume = LLVMGetInsertBlock(b);
+    LLVMPositionBuilderAtEnd(b, C->ws_producer);
+    setmaxnreg(C, "dec", WS_PRODUCER_REGS);
+    continue_if(C, LLVMBuildICmp(b, LLVMIntEQ, C->warp, cg_const_i32(C, C->num_warps), ""), "ws.warp");
+    cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+    /* the whole warp runs the loop (lane 0 issues), so that it can meet
+     * the consumers again at the end as a warp */
+    LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
+
+    /* the slice, lowered here with the consumers' values put aside: none
+     * of theirs dominates this block */
+    cg_val *saved = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
+    if (!saved) { C->failed = true; return; }
+    memcpy(saved, C->vals, sizeof(cg_val) * (size_t)C->num_values);
+    struct cg_remat *rm = C->remat;
+    int nrm = C->num_remat, crm = C->cap_remat, npend = C->num_wg_pending;
+    C->remat = NULL, C->num_remat = 0, C->cap_remat = 0, C->num_wg_pending = 0;
+    ir_region *top = C->f->body;
+    for (int i = 0; i < C->num_values; i++)
+        if (C->ws_mark[i]) C->vals[i] = (cg_val){0};
+    for (ir_inst *in = top->first; in && in != loop; in = in->next)
+        if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+    LLVMValueRef lb = as_i64(C, loop->operands[0]), ub = as_i64(C, loop->operands[1]), step = as_i64(C, loop->operands[2]);
+
+    /* for (i = 0, iv = lb; iv < ub; i++, iv += step) */
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.head");
+    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.body");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.done");
+    LLVMBuildBr(b, head);
+    LLVMPositionBuilderAtEnd(b, head);
+    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "ws.iv"), it = LLVMBuildPhi(b, C->i32, "ws.i");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), body, done);
+    LLVMPositionBuilderAtEnd(b, body);
+    LLVMValueRef slot = LLVMBuildURem(b, it, cg_const_i32(C, S), "");
+    LLVMValueRef parity = LLVMBuildXor(b, LLVMBuildAnd(b, LLVMBuildUDiv(b, it, cg_const_i32(C, S), ""), cg_const_i32(C, 1), ""),
+                                       cg_const_i32(C, 1), "");
+    cg_mbar_wait(C, cg_mbar_at(C, empty, slot), parity);
+    cg_pipe_produce(C, loop, iv, slot, cg_mbar_at(C, full, slot), lead);
+    LLVMValueRef ivn = LLVMBuildAdd(b, iv, step, ""), itn = LLVMBuildAdd(b, it, cg_const_i32(C, 1), "");
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, head);
+    LLVMAddIncoming(iv, (LLVMValueRef[]){lb, ivn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    LLVMAddIncoming(it, (LLVMValueRef[]){cg_const_i32(C, 0), itn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    /* its last wait on the barriers is behind it: the consumers, who
+     * reuse their memory after the loop, wait for this (cg_pipe_end) */
+    LLVMPositionBuilderAtEnd(b, done);
+    cg_named_barrier_arrive(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+    LLVMBuildRetVoid(b);
+
+    memcpy(C->vals, saved, sizeof(cg_val) * (size_t)C->num_values);
+    C->remat = rm, C->num_remat = nrm, C->cap_remat = crm, C->num_wg_pending = npend;
+    LLVMPositionBuilderAtEnd(b, resume);
+}
