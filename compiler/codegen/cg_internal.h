@@ -220,7 +220,7 @@ int cg_ws_threads(const cg_ctx *C);
  * consumers sync on CG_BAR_CONSUMERS and meet the producer's first warp on
  * CG_BAR_HANDOFF once the ring's memory and barriers are ready */
 enum { CG_BAR_CONSUMERS = 1, CG_BAR_HANDOFF = 2 };
-void cg_named_barrier(cg_ctx *C, int id, int threads);
+void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned);
 void cg_named_barrier_arrive(cg_ctx *C, int id, int threads); /* bar.arrive: no wait */
 /* cg_pipe.c, for the producer: arm `full` (the slot's barrier, 32-bit
  * shared address) with the bytes of every ring's slot and issue their

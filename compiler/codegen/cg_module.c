@@ -86,27 +86,30 @@ LLVMValueRef cg_inline_asm(cg_ctx *C, LLVMTypeRef ret, const char *text, const c
  * consumers' named one: the producer never reaches them. */
 void cg_barrier(cg_ctx *C) {
     if (C->ws_loop) {
-        cg_named_barrier(C, CG_BAR_CONSUMERS, 32 * C->num_warps);
+        cg_named_barrier(C, CG_BAR_CONSUMERS, 32 * C->num_warps, true);
         return;
     }
     LLVMValueRef zero = cg_const_i32(C, 0);
     cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
 }
 
-/* barrier.sync id, threads: the first `threads` to arrive (whole warps).
- * The aligned form (bar.sync) promises that every participant executes
- * the same instruction: true of the consumers' own barrier, not of the
- * hand-off, which producer and consumers reach from different branches
- * (compute-sanitizer's synccheck reports that as divergent). */
-void cg_named_barrier(cg_ctx *C, int id, int threads) {
+/* bar.sync id, threads: the first `threads` to arrive (whole warps). The
+ * aligned form promises that every thread that blocks on one use of the
+ * barrier executes the same instruction: true of the consumers' own
+ * barrier and of the end of a producer's loop (the producer only
+ * arrives), not of the hand-off before it, where producer and consumers
+ * both block from different branches: that one is the unaligned
+ * barrier.sync (compute-sanitizer's synccheck reports it as divergent
+ * otherwise). */
+void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned) {
     LLVMValueRef args[2] = {cg_const_i32(C, id), cg_const_i32(C, threads)};
-    cg_call_intrinsic(C, id == CG_BAR_CONSUMERS ? "llvm.nvvm.barrier.cta.sync.aligned.count" : "llvm.nvvm.barrier.cta.sync.count",
-                      NULL, 0, args, 2);
+    cg_call_intrinsic(C, aligned ? "llvm.nvvm.barrier.cta.sync.aligned.count" : "llvm.nvvm.barrier.cta.sync.count", NULL, 0,
+                      args, 2);
 }
 
 void cg_named_barrier_arrive(cg_ctx *C, int id, int threads) {
     LLVMValueRef args[2] = {cg_const_i32(C, id), cg_const_i32(C, threads)};
-    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.arrive.count", NULL, 0, args, 2);
+    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.arrive.aligned.count", NULL, 0, args, 2);
 }
 
 /* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):

@@ -495,7 +495,7 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         cg_mbar_init_fence(C);
         fence_async_smem(C);
         if (ws) {
-            cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+            cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
             cg_ws_producer(C, loop, S, mbar, empties(C, mbar, S));
         } else
             cg_barrier(C);
@@ -596,7 +596,7 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
         /* no consumer waits on a barrier any more, and every operation of
          * the producer on them came before the last tiles landed */
         LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), true);
         for (int j = 0; j < 2 * loop_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
     } else if (tm) {
         /* every TMA issued was waited for in its iteration (none is issued

@@ -175,7 +175,7 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMPositionBuilderAtEnd(b, C->ws_producer);
     setmaxnreg(C, "dec", WS_PRODUCER_REGS);
     continue_if(C, LLVMBuildICmp(b, LLVMIntEQ, C->warp, cg_const_i32(C, C->num_warps), ""), "ws.warp");
-    cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
+    cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
     /* the whole warp runs the loop (lane 0 issues), so that it can meet
      * the consumers again at the end as a warp */
     LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
