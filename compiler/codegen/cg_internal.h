@@ -76,6 +76,7 @@ typedef struct {
     ir_inst *ws_loop;
     LLVMBasicBlockRef ws_producer; /* where the entry sends the producer */
     bool *ws_mark;                 /* by value id: top-level values the producer recomputes */
+    LLVMValueRef ws_bars;          /* its full and empty mbarriers (static shared memory) */
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */
@@ -221,12 +222,13 @@ int cg_ws_threads(const cg_ctx *C);
  * CG_BAR_HANDOFF once the ring's memory and barriers are ready */
 enum { CG_BAR_CONSUMERS = 1, CG_BAR_HANDOFF = 2 };
 void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned);
-void cg_named_barrier_arrive(cg_ctx *C, int id, int threads); /* bar.arrive: no wait */
 /* cg_pipe.c, for the producer: arm `full` (the slot's barrier, 32-bit
  * shared address) with the bytes of every ring's slot and issue their
  * boxes for the iteration with induction variable iv64, where on (i32) */
 void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on);
 LLVMValueRef cg_mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot);
+LLVMValueRef cg_ws_empties(cg_ctx *C, LLVMValueRef mbar, int S); /* empty[0] after S full ones */
+int cg_pipe_stages(cg_ctx *C, ir_inst *loop);                    /* the loop's ring depth */
 void cg_mbar_arrive(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 /* Shared memory that stays allocated (rings, hoisted tiles) until released;
  * cg_smem's scratch starts after it. */

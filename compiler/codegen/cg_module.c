@@ -96,9 +96,8 @@ void cg_barrier(cg_ctx *C) {
 /* bar.sync id, threads: the first `threads` to arrive (whole warps). The
  * aligned form promises that every thread that blocks on one use of the
  * barrier executes the same instruction: true of the consumers' own
- * barrier and of the end of a producer's loop (the producer only
- * arrives), not of the hand-off before it, where producer and consumers
- * both block from different branches: that one is the unaligned
+ * barrier, not of the hand-off to a producer (cg_ws.c), where producer and
+ * consumers block from different branches: that one is the unaligned
  * barrier.sync (compute-sanitizer's synccheck reports it as divergent
  * otherwise). */
 void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned) {
@@ -107,10 +106,6 @@ void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned) {
                       args, 2);
 }
 
-void cg_named_barrier_arrive(cg_ctx *C, int id, int threads) {
-    LLVMValueRef args[2] = {cg_const_i32(C, id), cg_const_i32(C, threads)};
-    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.arrive.aligned.count", NULL, 0, args, 2);
-}
 
 /* Scratch shared memory is dynamic (`.extern .shared .b8 __blk_smem[]`):
  * the blk-meta `shared=` field tells the runtime how many bytes to pass at

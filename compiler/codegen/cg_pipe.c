@@ -230,7 +230,7 @@ static bool loop_has(cg_ctx *C, ir_inst *loop) {
     return false;
 }
 
-static int loop_stages(cg_ctx *C, ir_inst *loop) {
+int cg_pipe_stages(cg_ctx *C, ir_inst *loop) {
     int s = 0;
     for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
         if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop && C->pl->e[i].stages > s) s = C->pl->e[i].stages;
@@ -294,7 +294,7 @@ static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
 int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
-    if (!loop || loop->op != IR_FOR || !C->pl || loop_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
+    if (!loop || loop->op != IR_FOR || !C->pl || cg_pipe_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
     blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
     if (t == DT_F8E4M3 || t == DT_F8E5M2) return WG_NOW; /* promoted after its wait (lower_wgmma) */
     for (int k = p.areg ? 1 : 0; k < 2; k++) {
@@ -318,7 +318,7 @@ static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
 
 /* How many tiles ahead the copies run: S - 1, or S - 2 when a wgmma group
  * stays in flight across iterations. */
-static int prefetch(cg_ctx *C, ir_inst *loop) { return loop_stages(C, loop) - 1 - (loop_in_flight(C, loop) ? 1 : 0); }
+static int prefetch(cg_ctx *C, ir_inst *loop) { return cg_pipe_stages(C, loop) - 1 - (loop_in_flight(C, loop) ? 1 : 0); }
 
 /* the RING loads of the loop, in body order */
 static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
@@ -405,7 +405,7 @@ void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef s
 }
 
 /* a warp-specialized loop's empty barriers: after its S full ones */
-static LLVMValueRef empties(cg_ctx *C, LLVMValueRef mbar, int S) {
+LLVMValueRef cg_ws_empties(cg_ctx *C, LLVMValueRef mbar, int S) {
     return LLVMBuildGEP2(C->b, C->i8, mbar, (LLVMValueRef[]){cg_const_i32(C, 8 * S)}, 1, "");
 }
 
@@ -481,24 +481,24 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
     struct cg_tile *tm = loop_tma(C, rings, nr);
     bool ws = loop == C->ws_loop;
-    if (tm) {
-        /* one mbarrier per slot (and, with a producer, one per slot for
-         * its release: cg_ws.c); the memory was scratch written through the
+    if (tm && ws) {
+        /* the barriers were initialised at the kernel's entry (cg_ws.c):
+         * meet the producer once this memory is no longer scratch */
+        int S = cg_pipe_stages(C, loop);
+        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
+        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+        cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
+    } else if (tm) {
+        /* one mbarrier per slot; the memory was scratch written through the
          * generic proxy, which TMA's async-proxy writes must come after */
-        int S = loop_stages(C, loop);
-        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S * (ws ? 2 : 1), 8);
+        int S = cg_pipe_stages(C, loop);
+        LLVMValueRef mbar = cg_smem_reserve(C, loop->loc, 8 * S, 8);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = mbar;
         LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
         for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, mbar, cg_const_i32(C, j)), 1, t0);
-        for (int j = 0; j < S && ws; j++)
-            cg_mbar_init(C, cg_mbar_at(C, empties(C, mbar, S), cg_const_i32(C, j)), C->num_warps, t0);
         cg_mbar_init_fence(C);
         fence_async_smem(C);
-        if (ws) {
-            cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
-            cg_ws_producer(C, loop, S, mbar, empties(C, mbar, S));
-        } else
-            cg_barrier(C);
+        cg_barrier(C);
     }
     if (ws) opaque_inits(C, loop);
     for (int j = 0; j < P && nr && !ws; j++) {
@@ -535,7 +535,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     carry_pending(C, loop);
     LLVMBuilderRef b = C->b;
     ir_inst *rings[16];
-    int nr = loop_rings(C, loop, rings, 16), S = loop_stages(C, loop), P = prefetch(C, loop);
+    int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop), P = prefetch(C, loop);
     if (!nr) return;
     struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
@@ -549,7 +549,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
         LLVMValueRef past = LLVMBuildICmp(b, LLVMIntSGE, it32, cg_const_i32(C, L), "");
         LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
         LLVMValueRef rel = LLVMBuildZExt(b, LLVMBuildAnd(b, past, lead, ""), C->i32, "");
-        cg_mbar_arrive(C, cg_mbar_at(C, empties(C, tm->mbar, S), rslot), rel);
+        cg_mbar_arrive(C, cg_mbar_at(C, cg_ws_empties(C, tm->mbar, S), rslot), rel);
         LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
         LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
         cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
@@ -593,17 +593,14 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     if (nr && !ws) async_wait(C, 0); /* no copy may land in memory reused next */
     struct cg_tile *tm = loop_tma(C, rings, nr);
     if (tm && ws) {
-        /* no consumer waits on a barrier any more, and every operation of
-         * the producer on them came before the last tiles landed */
-        LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), true);
-        for (int j = 0; j < 2 * loop_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+        /* nothing: the producer's last box landed before the consumers'
+         * last wait, and its barriers live outside this memory (cg_ws.c) */
     } else if (tm) {
         /* every TMA issued was waited for in its iteration (none is issued
          * past the last); thread 0 passed the last iteration's barrier, so
          * no thread still waits on a barrier */
         LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-        for (int j = 0; j < loop_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
+        for (int j = 0; j < cg_pipe_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
     }
     cg_barrier(C);
     for (int i = 0; i < C->num_values; i++) {

@@ -13,19 +13,18 @@
  *              setmaxnreg needs); the consumers raise their register limit
  *              (setmaxnreg.inc) and run the kernel as written, their
  *              bar.syncs on named barrier 1 counting num_warps warps.
+ *   entry:     thread 0 initialises the loop's full and empty barriers
+ *              (a static buffer of their own), then bar.sync 0 for all.
  *   producer:  setmaxnreg.dec; warps but the first exit; that warp meets
  *              the consumers on named barrier 2 once they reach the loop
- *              (the rings' memory was their scratch until then, and its
- *              mbarriers are initialised), recomputes the slice and, per
- *              iteration i (slot s = i % S), waits on empty[s] for the
- *              consumers' release of iteration i - S (parity (i / S) & 1
- *              ^ 1: a fresh barrier's preceding phase counts as complete,
- *              so the first S pass at once); its lane 0 arms full[s] with
- *              the slot's bytes and issues the boxes. After the loop it
- *              arrives on barrier 2, which the consumers wait for before
- *              the rings' memory is scratch again: the mbarriers' order
- *              alone (arrive releases, try_wait acquires) would do, but
- *              compute-sanitizer's racecheck sees only bar.sync.
+ *              (the rings' memory was their scratch until then),
+ *              recomputes the slice and, per iteration i (slot s = i % S),
+ *              waits on empty[s] for the consumers' release of iteration
+ *              i - S (parity (i / S) & 1 ^ 1: a fresh barrier's preceding
+ *              phase counts as complete, so the first S pass at once); its
+ *              lane 0 arms full[s] with the slot's bytes and issues the
+ *              boxes. It exits after the last: every box it issued lands
+ *              before the consumers' last wait.
  *   consumers: per iteration, lane 0 of each warp releases iteration
  *              i - L (L = 1, or 2 when a wgmma group stays in flight into
  *              the next iteration: cg_pipe.c's wg_wait) on its empty
@@ -33,7 +32,8 @@
  *              full[s]. No bar.sync per iteration remains.
  *
  * Registers: 64K per multiprocessor at one program each (minctasm 1).
- * The producer drops to 40 (its loop holds a few coordinates); the
+ * The producer drops to 24 (its loop holds a few coordinates: ptxas fits
+ * it there without spilling; FA3 does the same); the
  * consumers take what is left, in multiples of 8, up to 256. BLK_DISABLE_WS=1
  * turns it off (A/B measurements). */
 #include <stdio.h>
@@ -42,7 +42,7 @@
 
 #include "cg_internal.h"
 
-enum { WS_WARPS = 4, WS_PRODUCER_REGS = 40, WS_REG_FILE = 65536 };
+enum { WS_WARPS = 4, WS_PRODUCER_REGS = 24, WS_REG_FILE = 65536 };
 
 int cg_ws_threads(const cg_ctx *C) { return 32 * (C->num_warps + (C->ws_loop ? WS_WARPS : 0)); }
 
@@ -114,6 +114,7 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark) {
 void cg_ws_plan(cg_ctx *C) {
     C->ws_loop = NULL;
     C->ws_producer = NULL;
+    C->ws_bars = NULL;
     const char *off = getenv("BLK_DISABLE_WS");
     if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
     bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1);
@@ -140,9 +141,35 @@ static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
     cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true);
 }
 
+/* The loop's 2S mbarriers, full then empty, in a static buffer of their
+ * own: initialised here, before the roles part (one bar.sync 0 that every
+ * thread executes orders the inits before either role's first use), and
+ * never reused, so neither invalidated nor handed over with the rings'
+ * memory. */
+static void init_barriers(cg_ctx *C) {
+    LLVMBuilderRef b = C->b;
+    int S = cg_pipe_stages(C, C->ws_loop);
+    LLVMTypeRef at = LLVMArrayType2(C->i8, (uint64_t)(16 * S));
+    char name[160];
+    snprintf(name, sizeof name, "__blk_ws_bars_%s", C->entry ? C->entry : C->f->name);
+    LLVMValueRef g = LLVMAddGlobalInAddressSpace(C->mod, at, name, 3);
+    LLVMSetLinkage(g, LLVMInternalLinkage);
+    LLVMSetInitializer(g, LLVMGetUndef(at));
+    LLVMSetAlignment(g, 8);
+    C->smem_static += 16 * S;
+    C->ws_bars = g;
+    LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+    for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, g, cg_const_i32(C, j)), 1, t0);
+    for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), C->num_warps, t0);
+    cg_mbar_init_fence(C);
+    LLVMValueRef zero = cg_const_i32(C, 0);
+    cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
 void cg_ws_entry(cg_ctx *C) {
     if (!C->ws_loop || C->failed) return;
     LLVMBuilderRef b = C->b;
+    init_barriers(C);
     C->ws_producer = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.producer");
     LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.consumer");
     LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
@@ -215,10 +242,7 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMBuildBr(b, head);
     LLVMAddIncoming(iv, (LLVMValueRef[]){lb, ivn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
     LLVMAddIncoming(it, (LLVMValueRef[]){cg_const_i32(C, 0), itn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    /* its last wait on the barriers is behind it: the consumers, who
-     * reuse their memory after the loop, wait for this (cg_pipe_end) */
     LLVMPositionBuilderAtEnd(b, done);
-    cg_named_barrier_arrive(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1));
     LLVMBuildRetVoid(b);
 
     memcpy(C->vals, saved, sizeof(cg_val) * (size_t)C->num_values);
