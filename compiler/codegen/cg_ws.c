@@ -111,20 +111,19 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark) {
     return NULL;
 }
 
-void cg_ws_plan(cg_ctx *C) {
-    C->ws_loop = NULL;
-    C->ws_producer = NULL;
-    C->ws_bars = NULL;
-    const char *off = getenv("BLK_DISABLE_WS");
-    if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
-    bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1);
-    if (!mark) { C->failed = true; return; }
-    for (ir_inst *in = C->f->body->first; in; in = in->next) {
+/* Every for loop, nested ones included (for their remarks): the first
+ * that qualifies gets the producer. */
+static void plan_region(cg_ctx *C, ir_region *r) {
+    for (ir_inst *in = r->first; in && !C->failed; in = in->next) {
+        for (int k = 0; k < in->num_regions; k++) plan_region(C, in->regions[k]);
         if (in->op != IR_FOR) continue;
+        bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1); /* the slice of this loop */
+        if (!mark) { C->failed = true; return; }
         const char *why = consider(C, in, mark);
+        if (!why && C->ws_loop) why = "the kernel's producer serves an earlier loop";
         if (why && *why && C->remarks)
             diag_remark(C->diag, in->loc, "loop in %s: no producer warpgroup: %s", C->entry ? C->entry : C->f->name, why);
-        if (why || C->ws_loop) continue;
+        if (why) continue;
         C->ws_loop = in;
         C->ws_mark = mark;
         if (C->remarks & CG_REMARKS)
@@ -133,6 +132,15 @@ void cg_ws_plan(cg_ctx *C) {
                         "%d consumer warps compute (setmaxnreg %d)",
                         C->entry ? C->entry : C->f->name, WS_PRODUCER_REGS, C->num_warps, consumer_regs(C));
     }
+}
+
+void cg_ws_plan(cg_ctx *C) {
+    C->ws_loop = NULL;
+    C->ws_producer = NULL;
+    C->ws_bars = NULL;
+    const char *off = getenv("BLK_DISABLE_WS");
+    if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
+    plan_region(C, C->f->body);
 }
 
 static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
