@@ -301,8 +301,8 @@ def specs(small=False):
                 cdiv(S, m["BM"]) * cdiv(S, m["BN"]),)](t.a, t.b, t.c, S, S, S, S, 1, S, 1, S, 1))],
             torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
             flops=2 * S ** 3,
-            note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings on mbarriers, group in flight)" if desc else
-                  "stdlib matmul.blk (wgmma on sm_90a, cp.async rings, group in flight)") + "; Triton: the tutorial kernel with its autotune configs "
+            note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)" if desc else
+                  "stdlib matmul.blk (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)") + "; Triton: the tutorial kernel with its autotune configs "
                  "(peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
@@ -335,7 +335,7 @@ def specs(small=False):
             torch_fn=lambda T, t: (lambda: _sdpa(T, "flash", t, causal)),
             extra=[("torch sdpa cudnn", lambda T, t: (lambda: _sdpa(T, "cudnn", t, causal)))],
             flops=fl,
-            note="stdlib fused_attn.blk attn_fwd (wgmma on sm_90a, K/V through cp.async rings, P in registers); Triton: peers.py's "
+            note="stdlib fused_attn.blk attn_fwd (wgmma on sm_90a, K/V by TMA from a producer warpgroup, P in registers); Triton: peers.py's "
                  "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
     out.append(attn_spec(False))
     out.append(attn_spec(True))
@@ -707,7 +707,7 @@ def mm_family_specs(small):
               ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"])],
             lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
             ref=ref, torch_fn=peer, flops=2 * M * N * K,
-            note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; sm_90a: wgmma m64nNk32 e4m3 from cp.async rings "
+            note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; sm_90a: wgmma m64nNk32 e4m3 from TMA rings "
                  "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16); torch: _scaled_mm (cuBLASLt fp8)")
     out.append(fp8_spec(False))
     out.append(fp8_spec(True))
