@@ -287,20 +287,20 @@ def specs(small=False):
         note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
 
     # ---- compute-bound: matmul (C = A B, bf16 in, f32 accumulate, bf16 out) and attention
-    def mm_spec(SL, key=None, desc=False):
-        S = 256 if small else SL
+    def mm_spec(SL, key=None, desc=False, mnk=None):
+        M, N, K = (256, 256, 256) if small else (mnk or (SL, SL, SL))
         return Spec(
-            key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""), "%d^3" % SL, "bf16",
-            3 * S * S * 2,
-            {"a": ((S, S), "bf16", "randn"), "b": ((S, S), "bf16", "randn"), "c": ((S, S), "bf16", "out")}, ["c"],
+            key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""),
+            "%dx%dx%d" % mnk if mnk else "%d^3" % SL, "bf16", (M * K + K * N + M * N) * 2,
+            {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}, ["c"],
             [("mmdesc", "matmul_desc", ["a", "b", "c", "M", "N", "K"]) if desc else
              ("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
-            lambda t: (t.a, t.b, t.c, S, S, S), lambda c: (cdiv(S, c["BM"]) * cdiv(S, c["BN"]),),
+            lambda t: (t.a, t.b, t.c, M, N, K), lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]),),
             ref=lambda T, t: {"c": t.a.double() @ t.b.double()} if small else {"c": (t.a.float() @ t.b.float())},
             triton=lambda T, P, t, nsm: [("tutorial autotune", lambda: P.mm_k[lambda m: (
-                cdiv(S, m["BM"]) * cdiv(S, m["BN"]),)](t.a, t.b, t.c, S, S, S, S, 1, S, 1, S, 1))],
+                cdiv(M, m["BM"]) * cdiv(N, m["BN"]),)](t.a, t.b, t.c, M, N, K, K, 1, N, 1, N, 1))],
             torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
-            flops=2 * S ** 3,
+            flops=2 * M * N * K,
             note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)" if desc else
                   "stdlib matmul.blk (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)") + "; Triton: the tutorial kernel with its autotune configs "
                  "(peers.py); torch: cuBLAS")
@@ -309,8 +309,12 @@ def specs(small=False):
     out.append(mm_spec(8192, "matmul_desc_8192", desc=True))
     out.append(mm_spec(4096, "matmul_desc_4096", desc=True))
     # size sweeps (run only when --rows names them: --rows sweep_): plotted as lines
-    for SL in (512, 1024, 2048, 4096, 8192):
+    for SL in (512, 1024, 2048, 4096, 8192, 16384):
         out.append(mm_spec(SL, "sweep_matmul_%d" % SL))
+    # LLM projections (BENCH.md): tokens M against the (N, K) of a layer
+    for N_, K_ in ((4096, 4096), (11008, 4096), (4096, 11008), (14336, 4096)):
+        for M_ in (16, 64, 256, 1024, 4096, 8192):
+            out.append(mm_spec(0, "sweep_llm%dx%d_m%d" % (N_, K_, M_), mnk=(M_, N_, K_)))
     out.extend(mm_family_specs(small))
 
     def attn_spec(causal, N_=4096, Bz_=4, key=None):
@@ -1421,8 +1425,9 @@ def plot(rows, ceiling_gbs, path, meta):
 def plot_sweeps(rows, out_dir, meta):
     """Like Triton's perf_report: TFLOP/s against the problem size, one line
     per system, for each family of sweep_ rows that ran (sweep_matmul_S: M =
-    N = K = S; sweep_attn_nN: sequence length N, batch 16384 / N, 32 heads,
-    D 128). Writes OUT/sweep_<family>.png."""
+    N = K = S; sweep_llmNxK_mM: M tokens through an N x K projection;
+    sweep_attn_nN: sequence length N, batch 16384 / N, 32 heads, D 128).
+    Writes OUT/sweep_<family>.png."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -1446,12 +1451,14 @@ def plot_sweeps(rows, out_dir, meta):
         ax.set_xscale("log", base=2)
         ax.set_xticks([x for x, _ in pts])
         ax.set_xticklabels([str(x) for x, _ in pts])
-        ax.set_xlabel("M = N = K" if fam == "matmul" else "sequence length (batch 16384 / N, 32 heads, D 128)")
+        llm = re.match(r"llm(\d+)x(\d+)_m$", fam)
+        ax.set_xlabel("M = N = K" if fam == "matmul" else "M (tokens)" if llm else
+                      "sequence length (batch 16384 / N, 32 heads, D 128)")
         ax.set_ylabel("TFLOP/s")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        ax.set_title("%s bf16 on %s (%s)" % ("matmul" if fam == "matmul" else "attention forward",
-                                             meta.get("device"), meta.get("date", "")[:10]), fontsize=9)
+        what = "matmul" if fam == "matmul" else "matmul N=%s K=%s" % llm.groups() if llm else "attention forward"
+        ax.set_title("%s bf16 on %s (%s)" % (what, meta.get("device"), meta.get("date", "")[:10]), fontsize=9)
         ax.legend(fontsize=8)
         fig.tight_layout()
         fig.savefig(os.path.join(out_dir, "sweep_%s.png" % fam), dpi=110)
