@@ -169,6 +169,19 @@ blkrt_status rt_gpu_load_cubin(blkrt_device *d, const void *image, size_t size, 
 
 /* ---- launches ---- */
 
+/* After cuLaunchKernel returned r: the error naming kernel and entry, or
+ * the launch logged (gpu_stream.c). */
+static blkrt_status launched(blkrt_device *d, const blkrt_kernel *k, const rt_variant *v, CUresult r, blkrt_stream *s,
+                             CUstream cs, const uint32_t grid[3], uint32_t threads) {
+    if (r != RT_CUDA_SUCCESS) {
+        char what[300];
+        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
+        return rt_cu_err(r, what);
+    }
+    rt_launch_logged(d, s, cs, k->name, grid, threads);
+    return BLKRT_OK;
+}
+
 blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
                            int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs, bool prof) {
     (void)args;
@@ -197,13 +210,7 @@ blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t 
         if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
     }
     rt_ctx_leave(d, &sc);
-    if (r != RT_CUDA_SUCCESS) {
-        char what[300];
-        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
-        return rt_cu_err(r, what);
-    }
-    rt_launch_logged(d, s, cs, k->name, grid, threads);
-    return BLKRT_OK;
+    return launched(d, k, v, r, s, cs, grid, threads);
 }
 
 blkrt_status rt_gpu_launch_raw(blkrt_kernel *k, rt_variant *v, const uint32_t grid[3], const uint32_t block[3],
@@ -236,11 +243,5 @@ blkrt_status rt_gpu_launch_raw(blkrt_kernel *k, rt_variant *v, const uint32_t gr
         if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
     }
     rt_ctx_leave(d, &sc);
-    if (r != RT_CUDA_SUCCESS) {
-        char what[300];
-        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
-        return rt_cu_err(r, what);
-    }
-    rt_launch_logged(d, s, cs, k->name, grid, threads);
-    return BLKRT_OK;
+    return launched(d, k, v, r, s, cs, grid, threads);
 }
