@@ -1314,7 +1314,7 @@ static void usage(void) {
 /* The carry bundle's gpu_check is one binary with this program in it (LLVM
  * linked statically is ~40 MB: two such binaries would not fit the 64 MiB
  * that travels to the GPU machine). tests/gpu/CMakeLists.txt builds it as
- * gpu_tools from gpu_check.c (its main renamed gpu_check_main) and this file
+ * gpu_tools from gpu_check's files (gpu_check.c's main renamed gpu_check_main) and this file
  * with INDEX_DIFF_MULTICALL: `gpu_check index-diff ARGS` runs index_diff,
  * `gpu_check kernel-diff ARGS` kernel_diff (kernel_diff.c, built in with
  * the same definition), anything else is gpu_check unchanged. */
