@@ -7,12 +7,6 @@
 
 /* ------------------------------------------------------------------ util */
 
-double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 char *read_text(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     if (!f) return NULL;
@@ -44,13 +38,7 @@ double median(double *v, size_t n) {
     return n ? (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2])) : 0;
 }
 
-/* splitmix64: seeds; xorshift64*: data */
-uint64_t splitmix(uint64_t *s) {
-    uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+/* xorshift64*: data (splitmix64, diff_common.h: seeds) */
 uint64_t rng_state;
 static uint64_t rng_u64(void) {
     rng_state ^= rng_state >> 12;

@@ -33,6 +33,10 @@
 #include "blk/blkrt.h"
 #include "blk/blkrt_jit.h"
 #include "../runtime/fake_cuda.h"
+/* now_s, splitmix, backend_arch: shared with the differential testers
+ * (arc4random is gpu_check.c's) */
+#define DIFF_NO_ARC4RANDOM
+#include "diff_common.h"
 typedef struct {
     int ulp;      /* pass if within this many units in the last place of the output's type */
     double rtol;  /* or if |got - want| <= rtol * (|want| + rms(want over the output)) */
@@ -167,10 +171,8 @@ typedef struct {
 } result;
 
 /* ---- gpu_cases.c ---- */
-double now_s(void);
 char *read_text(const char *path, size_t *len);
 double median(double *v, size_t n);
-uint64_t splitmix(uint64_t *s);
 extern uint64_t rng_state;
 uint64_t fnv(const char *s, uint64_t h);
 const dtype *find_dtype(const char *name);
@@ -188,7 +190,6 @@ void compare(const arg *a, const unsigned char *got, gk_tol tol, bool poisoned, 
 extern blkrt_device *dev;
 extern blkrt_device_info dinfo;
 extern bool have_fake;
-const char *backend_arch(const char *arch);
 int open_device(const options *o);
 bool numeric_config(const char *cfg);
 void unload(module_t *M);

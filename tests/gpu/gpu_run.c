@@ -13,19 +13,6 @@ blkrt_device_info dinfo;
 static fake_api fake;
 bool have_fake;
 
-/* The arch blk compiles for on this device: its own, or BLK_GPU_ARCH
- * (sm_80 PTX runs on sm_90 GPUs: the suite checks both backends there). */
-const char *backend_arch(const char *arch) {
-    const char *force = getenv("BLK_GPU_ARCH");
-    if (force && *force) return force;
-    int sm = 0;
-    if (sscanf(arch, "sm_%d", &sm) != 1) return NULL;
-    if (sm == 90) return "sm_90a";
-    if (sm > 90) return "sm_90";
-    if (sm >= 80) return "sm_80";
-    return NULL;
-}
-
 /* Open device `o->ordinal` (or the CPU); 77 without a GPU, 1 on errors. */
 int open_device(const options *o) {
     if (!o->cpu) {
