@@ -149,10 +149,8 @@ static blkrt_status gpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out) {
 }
 
 static blkrt_status gpu_free(blkrt_device *d, blkrt_ptr p) {
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuMemFree(p);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuMemFree(p));
     return r ? rt_cu_err(r, "cuMemFree") : BLKRT_OK;
 }
 
@@ -234,10 +232,8 @@ blkrt_status blkrt_device_enable_peer_access(blkrt_device *d, blkrt_device *peer
                       "peer-to-peer path (NVLink or PCIe) between them; copies still work (blkrt_memcpy_peer "
                       "stages them through host memory)",
                       fn, d->info.ordinal, d->info.name, peer->info.ordinal, peer->info.name);
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuCtxEnablePeerAccess(peer->ctx, 0);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuCtxEnablePeerAccess(peer->ctx, 0));
     if (r == RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) return BLKRT_OK;
     if (r) {
         char what[96];

@@ -161,10 +161,8 @@ static blkrt_status timed_out(blkrt_device *d, CUstream cs, bool all, uint64_t m
 
 blkrt_status rt_gpu_synchronize(blkrt_device *d) {
     uint64_t mark = rt_launch_mark(d); /* launches up to here are finished when it succeeds */
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuCtxSynchronize();
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuCtxSynchronize());
     return rt_synced(d, NULL, true, mark, r, "cuCtxSynchronize");
 }
 
@@ -206,10 +204,8 @@ blkrt_status rt_gpu_synchronize_timeout(blkrt_device *d, uint32_t timeout_ms, co
 
 blkrt_status rt_gpu_stream_create(blkrt_stream *s) {
     blkrt_device *d = s->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamCreate(&s->cu, RT_CU_STREAM_DEFAULT);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuStreamCreate(&s->cu, RT_CU_STREAM_DEFAULT));
     return r ? rt_cu_err(r, "cuStreamCreate") : BLKRT_OK;
 }
 
@@ -232,10 +228,8 @@ blkrt_status rt_gpu_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream
 blkrt_status rt_gpu_stream_destroy(blkrt_stream *s) {
     blkrt_device *d = s->dev;
     if (!s->foreign) {
-        rt_ctx_scope sc;
-        CUresult r = rt_ctx_enter(d, &sc);
-        if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamDestroy(s->cu);
-        rt_ctx_leave(d, &sc);
+        CUresult r;
+        RT_CTX_CALL(d, r, d->cu->cuStreamDestroy(s->cu));
         if (r) return rt_cu_err(r, "cuStreamDestroy");
     }
     /* its CUstream may be reused by the next stream made: forget its launches */
@@ -246,55 +240,43 @@ blkrt_status rt_gpu_stream_destroy(blkrt_stream *s) {
 blkrt_status rt_gpu_stream_synchronize(blkrt_stream *s) {
     blkrt_device *d = s->dev;
     uint64_t mark = rt_launch_mark(d);
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamSynchronize(s->cu);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuStreamSynchronize(s->cu));
     return rt_synced(d, s->cu, false, mark, r, "cuStreamSynchronize");
 }
 
 blkrt_status rt_gpu_event_create(blkrt_event *e) {
     blkrt_device *d = e->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventCreate(&e->cu, RT_CU_EVENT_DEFAULT);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuEventCreate(&e->cu, RT_CU_EVENT_DEFAULT));
     return r ? rt_cu_err(r, "cuEventCreate") : BLKRT_OK;
 }
 
 blkrt_status rt_gpu_event_destroy(blkrt_event *e) {
     blkrt_device *d = e->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventDestroy(e->cu);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuEventDestroy(e->cu));
     return r ? rt_cu_err(r, "cuEventDestroy") : BLKRT_OK;
 }
 
 blkrt_status rt_gpu_event_record(blkrt_event *e, CUstream cs) {
     blkrt_device *d = e->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventRecord(e->cu, cs);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuEventRecord(e->cu, cs));
     return r ? rt_cu_err(r, "cuEventRecord") : BLKRT_OK;
 }
 
 blkrt_status rt_gpu_event_synchronize(blkrt_event *e) {
     blkrt_device *d = e->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventSynchronize(e->cu);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuEventSynchronize(e->cu));
     return r ? rt_cu_err(r, "cuEventSynchronize") : BLKRT_OK;
 }
 
 blkrt_status rt_gpu_event_elapsed_ms(blkrt_event *start, blkrt_event *end, float *ms) {
     blkrt_device *d = start->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuEventElapsedTime(ms, start->cu, end->cu);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuEventElapsedTime(ms, start->cu, end->cu));
     return r ? rt_cu_err(r, "cuEventElapsedTime") : BLKRT_OK;
 }
 
@@ -319,10 +301,8 @@ void rt_gpu_timer_start(blkrt_device *d, rt_prof_launch *p, CUstream cs) {
 
 blkrt_status rt_gpu_capture_begin(blkrt_stream *s) {
     blkrt_device *d = s->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuStreamBeginCapture(s->cu, RT_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuStreamBeginCapture(s->cu, RT_CU_STREAM_CAPTURE_MODE_THREAD_LOCAL));
     if (r) return rt_cu_err(r, "cuStreamBeginCapture");
     s->capturing = true; /* its launches are not logged: they run with the graph */
     return BLKRT_OK;
@@ -362,10 +342,8 @@ blkrt_status rt_gpu_capture_end(blkrt_stream *s, blkrt_graph *g) {
 
 blkrt_status rt_gpu_graph_launch(blkrt_graph *g, blkrt_stream *s, CUstream cs) {
     blkrt_device *d = g->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuGraphLaunch(g->exec, cs);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuGraphLaunch(g->exec, cs));
     if (r) return rt_cu_err(r, "cuGraphLaunch");
     static const uint32_t one[3] = {1, 1, 1};
     rt_launch_logged(d, s, cs, "", one, 0); /* 0 threads: a graph replay */
@@ -374,9 +352,7 @@ blkrt_status rt_gpu_graph_launch(blkrt_graph *g, blkrt_stream *s, CUstream cs) {
 
 blkrt_status rt_gpu_graph_destroy(blkrt_graph *g) {
     blkrt_device *d = g->dev;
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    if (r == RT_CUDA_SUCCESS) r = d->cu->cuGraphExecDestroy(g->exec);
-    rt_ctx_leave(d, &sc);
+    CUresult r;
+    RT_CTX_CALL(d, r, d->cu->cuGraphExecDestroy(g->exec));
     return r ? rt_cu_err(r, "cuGraphExecDestroy") : BLKRT_OK;
 }

@@ -273,10 +273,8 @@ blkrt_status rt_gpu_unload(blkrt_module *m) {
         if (st) return st;
     }
     if (m->cu) {
-        rt_ctx_scope sc;
-        CUresult r = rt_ctx_enter(d, &sc);
-        if (r == RT_CUDA_SUCCESS) r = d->cu->cuModuleUnload(m->cu);
-        rt_ctx_leave(d, &sc);
+        CUresult r;
+        RT_CTX_CALL(d, r, d->cu->cuModuleUnload(m->cu));
         if (r) return rt_cu_err(r, "cuModuleUnload");
     }
     return BLKRT_OK;

@@ -239,6 +239,16 @@ static inline void rt_ctx_leave(blkrt_device *d, rt_ctx_scope *sc) {
     }
 }
 
+/* r = call, made with d's context current around it (rt_ctx_enter /
+ * rt_ctx_leave); r is the enter's error where that failed. */
+#define RT_CTX_CALL(d, r, call)                                                                                        \
+    do {                                                                                                               \
+        rt_ctx_scope rt_sc_;                                                                                           \
+        (r) = rt_ctx_enter((d), &rt_sc_);                                                                              \
+        if ((r) == RT_CUDA_SUCCESS) (r) = (call);                                                                      \
+        rt_ctx_leave((d), &rt_sc_);                                                                                    \
+    } while (0)
+
 /* Status for a device handle argument (names the function in the message). */
 static inline blkrt_status rt_check_device(blkrt_device *d, const char *fn) {
     if (!RT_IS(d, RT_MAGIC_DEVICE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a device handle", fn);
