@@ -7,7 +7,7 @@
 
 static char *stdlib_source(const options *o, const char *file, char *path, size_t n, size_t *len) {
     snprintf(path, n, "%s/%s", o->stdlib, file);
-    char *s = read_text(path, len);
+    char *s = test_read_file(path, len);
     if (!s) printf("error: cannot read %s\n", path);
     return s;
 }

@@ -7,22 +7,6 @@
 
 /* ------------------------------------------------------------------ util */
 
-char *read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = 0, *len = (size_t)n;
-    return s;
-}
-
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);

@@ -36,21 +36,11 @@
  * is in gpu_check.h): the suite, the benches, the PTX emitter, one case's
  * inputs and comparison, compiling and running it.
  */
+#define _GNU_SOURCE
+/* arc4random (diff_common.h): defined here, the one file of gpu_check that
+ * does (gpu_check.h includes the header with DIFF_NO_ARC4RANDOM) */
+#include "diff_common.h"
 #include "gpu_check.h"
-
-/* LLVM's static libraries here were built against glibc 2.36 and call
- * arc4random (GLIBC_2.36). Defining it in the executable resolves those calls
- * at link time, so the static bundle needs only glibc 2.34 (Ubuntu 22.04 has
- * 2.35). Quality is irrelevant: LLVM seeds hashing with it. */
-uint32_t arc4random(void) {
-    uint32_t v = 0;
-    if (getrandom(&v, sizeof v, GRND_NONBLOCK) != (ssize_t)sizeof v) {
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        v = (uint32_t)ts.tv_nsec * 2654435761u ^ (uint32_t)ts.tv_sec;
-    }
-    return v;
-}
 
 /* ------------------------------------------------------------------ main */
 

@@ -37,6 +37,7 @@
  * (arc4random is gpu_check.c's) */
 #define DIFF_NO_ARC4RANDOM
 #include "diff_common.h"
+#include "../test_util.h" /* test_read_file */
 typedef struct {
     int ulp;      /* pass if within this many units in the last place of the output's type */
     double rtol;  /* or if |got - want| <= rtol * (|want| + rms(want over the output)) */
@@ -171,7 +172,6 @@ typedef struct {
 } result;
 
 /* ---- gpu_cases.c ---- */
-char *read_text(const char *path, size_t *len);
 double median(double *v, size_t n);
 extern uint64_t rng_state;
 uint64_t fnv(const char *s, uint64_t h);

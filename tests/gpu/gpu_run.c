@@ -15,23 +15,8 @@ bool have_fake;
 
 /* Open device `o->ordinal` (or the CPU); 77 without a GPU, 1 on errors. */
 int open_device(const options *o) {
-    if (!o->cpu) {
-        int count = 0;
-        blkrt_status st = blkrt_device_count(&count);
-        if (st != BLKRT_OK || count == 0) {
-            printf("skipped: no CUDA driver/GPU (%s)\n", st ? blkrt_last_error() : "the driver reports 0 devices");
-            return 77;
-        }
-        if (o->ordinal >= count) {
-            printf("skipped: no GPU %d (%d visible)\n", o->ordinal, count);
-            return 77;
-        }
-    }
-    if (blkrt_device_open(o->cpu ? BLKRT_DEVICE_CPU : o->ordinal, &dev) ||
-        blkrt_device_get_info(dev, &dinfo)) {
-        printf("error: opening the device: %s\n", blkrt_last_error());
-        return 1;
-    }
+    int rc = diff_open_device(o->cpu, o->ordinal, &dev, &dinfo);
+    if (rc) return rc;
     const char *lib = getenv("BLKRT_CUDA_LIBRARY");
     if (!o->cpu && lib && *lib && fake_api_load(&fake) == 0) have_fake = true;
     return 0;
@@ -156,7 +141,7 @@ bool load_module(const options *o, const gk_kernel *K, const char *cfg, module_t
     }
     if (o->cpu) {
         size_t len;
-        char *src = read_text(path, &len);
+        char *src = test_read_file(path, &len);
         blkrt_source_options so = {.path = path, .defines = defs, .ndefines = ndefs, .kernel = K->kernel,
                                    .cache_dir = ""};
         double t1 = now_s();

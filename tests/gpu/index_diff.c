@@ -661,23 +661,7 @@ static void keep_kernel(const options *o, const kspec *K, const kderived *D, int
 /* ------------------------------------------------------------------ main */
 
 static int open_device(const options *o) {
-    if (!o->cpu) {
-        int count = 0;
-        blkrt_status st = blkrt_device_count(&count);
-        if (st != BLKRT_OK || count == 0) {
-            printf("skipped: no CUDA driver/GPU (%s)\n", st ? blkrt_last_error() : "the driver reports 0 devices");
-            return 77;
-        }
-        if (o->ordinal >= count) {
-            printf("skipped: no GPU %d (%d visible)\n", o->ordinal, count);
-            return 77;
-        }
-    }
-    if (blkrt_device_open(o->cpu ? BLKRT_DEVICE_CPU : o->ordinal, &dev) || blkrt_device_get_info(dev, &dinfo)) {
-        printf("error: opening the device: %s\n", blkrt_last_error());
-        return 1;
-    }
-    return 0;
+    return diff_open_device(o->cpu, o->ordinal, &dev, &dinfo);
 }
 
 static void usage(void) {
