@@ -404,7 +404,7 @@ static blkrt_status save_args(blkrt_autotuner *t, const blkrt_arg *args, int nar
         size_t b = o && o->restore_bytes ? o->restore_bytes[i] : 0;
         if (!b || args[i].kind != BLKRT_ARG_PTR || !args[i].v.ptr) continue;
         saved[i].bytes = b;
-        if (t->d->kind == BLKRT_KIND_CPU) {
+        if (t->d->ops->host_memory) { /* the pointer may be a host array, not an allocation */
             if (!(saved[i].copy = malloc(b))) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "autotune: saving %zu bytes", b);
             memcpy(saved[i].copy, (void *)(uintptr_t)args[i].v.ptr, b);
         } else {
@@ -420,7 +420,7 @@ static blkrt_status restore_args(blkrt_autotuner *t, const blkrt_arg *args, int 
                                  blkrt_stream *s) {
     for (int i = 0; i < nargs; i++) {
         if (!saved[i].bytes) continue;
-        if (t->d->kind == BLKRT_KIND_CPU) {
+        if (t->d->ops->host_memory) {
             memcpy((void *)(uintptr_t)args[i].v.ptr, saved[i].copy, saved[i].bytes);
         } else {
             blkrt_status st = blkrt_memcpy_dtod_async(t->d, args[i].v.ptr, saved[i].devcopy, saved[i].bytes, s);
@@ -449,7 +449,7 @@ static blkrt_status time_config(blkrt_autotuner *t, int i, blkrt_grid_fn grid, v
                                 int nargs, const blkrt_autotune_options *o, at_saved *saved, blkrt_stream *s,
                                 double *ms) {
     int reps = o && o->reps > 0 ? o->reps : 3;
-    bool gpu = t->d->kind == BLKRT_KIND_GPU;
+    bool gpu = !t->d->ops->host_memory; /* device-side timing; the host clock where work runs as it is issued */
     blkrt_event *e0 = NULL, *e1 = NULL;
     blkrt_status st = gpu ? blkrt_event_create(t->d, &e0) : BLKRT_OK;
     if (!st && gpu) st = blkrt_event_create(t->d, &e1);
@@ -532,8 +532,9 @@ blkrt_status blkrt_autotuner_launch(blkrt_autotuner *t, blkrt_grid_fn grid, void
         if (!st) chosen = tune(t, key, grid, grid_user, args, nargs, o, saved, s, &first, msg, sizeof msg);
         if (!st && chosen < 0) st = rt_err(first, "%s", msg);
         if (!st) st = restore_args(t, args, nargs, saved, s);
-        if (s && !st && t->d->kind == BLKRT_KIND_GPU) st = blkrt_stream_synchronize(s); /* before the copies go */
-        else if (!st && t->d->kind == BLKRT_KIND_GPU) st = blkrt_device_synchronize(t->d);
+        /* before the copies go (no wait where work runs as it is issued) */
+        if (s && !st) st = blkrt_stream_synchronize(s);
+        else if (!st) st = blkrt_device_synchronize(t->d);
         free_saved(t, saved, nargs);
         if (!st) {
             if (add_choice(t, key, chosen)) save_file(t);

@@ -275,3 +275,57 @@ blkrt_status rt_cache_store(const char *dir, const rt_cache_key *k, const char *
     }
     return BLKRT_OK;
 }
+
+/* ---- a compiler hook through the cache ---- */
+
+/* A hook's result is libc memory (blkrt.h), not the runtime allocator's. */
+void rt_free_result(blkrt_compile_result *res) {
+    rt_libc_free(res->text);
+    rt_libc_free(res->log);
+    for (int i = 0; i < res->ndeps; i++) rt_libc_free(res->deps[i]);
+    rt_libc_free(res->deps);
+    memset(res, 0, sizeof *res);
+}
+
+blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const blkrt_compile_request *req,
+                               const char *dir, const char *what, char **text, size_t *len) {
+    blkrt_status (*hook)(const blkrt_compile_request *, blkrt_compile_result *) =
+        strcmp(kind, "meta") == 0 ? c->describe : c->compile_ptx;
+    rt_cache_key key;
+    *text = NULL;
+    *len = 0;
+    if (dir) {
+        /* PTX with line info (BLK_LINEINFO, read by jit.c's compile_ptx) is
+         * other text: another key */
+        const char *li = getenv("BLK_LINEINFO");
+        bool lineinfo = strcmp(kind, "ptx") == 0 && li && *li && strcmp(li, "0") != 0;
+        rt_cache_key_compute(c->version, lineinfo ? "ptx+lineinfo" : kind, req, &key);
+        if (rt_cache_load(dir, &key, text, len) == BLKRT_OK) return BLKRT_OK;
+    }
+    blkrt_compile_result res = {0};
+    blkrt_status st = hook(req, &res);
+    if (st) {
+        rt_err(st, "%s: compiling %s%sfor %s failed%s%s", req->path, what ? what : "", what ? " " : "", req->arch,
+               res.log ? ":\n" : "", res.log ? res.log : "");
+        rt_free_result(&res);
+        return st;
+    }
+    if (!res.text) {
+        rt_free_result(&res);
+        return rt_err(BLKRT_ERR_COMPILE, "%s: the compiler returned no %s", req->path,
+                      strcmp(kind, "meta") == 0 ? "blk-meta" : "PTX");
+    }
+    if (res.len == 0) res.len = strlen(res.text);
+    /* A failed cache write only costs the next load a compile, and the call
+     * still succeeds: keep the caller's last error message as it was. */
+    if (dir) {
+        char saved[RT_MSG_SIZE];
+        snprintf(saved, sizeof saved, "%s", blkrt_last_error());
+        rt_cache_store(dir, &key, res.text, res.len, (const char *const *)res.deps, res.ndeps);
+        rt_err(BLKRT_OK, "%s", saved);
+    }
+    *text = rt_strndup(res.text, res.len); /* into the runtime's allocator */
+    *len = res.len;
+    rt_free_result(&res);
+    return *text ? BLKRT_OK : rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+}

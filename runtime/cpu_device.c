@@ -18,6 +18,11 @@
  * passed to the program through the compiler's cpu_set_steps), so an endless
  * loop fails the launch with a located message instead of hanging the
  * calling thread forever.
+ *
+ * Work runs when it is issued, so synchronisation has nothing to wait for,
+ * a stream is a token (and, while capturing, a list of launches that a
+ * graph replays in order) and an event records the time it was reached.
+ * All of it is the table rt_cpu_ops at the end of this file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,7 +53,8 @@ struct rt_cpu_launch {
     blkrt_arg args[];
 };
 
-blkrt_status rt_cpu_open(blkrt_device *d) {
+static blkrt_status cpu_open(blkrt_device *d, int ordinal) {
+    (void)ordinal;
     d->cpu = calloc(1, sizeof *d->cpu);
     if (!d->cpu) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
     pthread_mutex_init(&d->cpu->lock, NULL);
@@ -72,13 +78,14 @@ blkrt_status rt_cpu_open(blkrt_device *d) {
     return BLKRT_OK;
 }
 
-void rt_cpu_close(blkrt_device *d) {
+static blkrt_status cpu_close(blkrt_device *d) {
     rt_cpu_mem *m = d->cpu;
     for (int i = 0; i < m->n; i++) free((void *)m->v[i].base);
     free(m->v);
     pthread_mutex_destroy(&m->lock);
     free(m);
     d->cpu = NULL;
+    return BLKRT_OK;
 }
 
 /* Index of the first allocation with base > p. */
@@ -92,7 +99,7 @@ static int upper(const rt_cpu_mem *m, uintptr_t p) {
     return lo;
 }
 
-blkrt_status rt_cpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out) {
+static blkrt_status cpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out) {
     /* 256-byte aligned like cudaMalloc, so d16 specialisations hold alike. */
     if (bytes > SIZE_MAX - 255) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "blkrt_malloc: %zu bytes is too large", bytes);
     size_t rounded = (bytes + 255) & ~(size_t)255;
@@ -121,7 +128,7 @@ blkrt_status rt_cpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out) {
     return BLKRT_OK;
 }
 
-blkrt_status rt_cpu_free(blkrt_device *d, blkrt_ptr p) {
+static blkrt_status cpu_free(blkrt_device *d, blkrt_ptr p) {
     rt_cpu_mem *m = d->cpu;
     pthread_mutex_lock(&m->lock);
     int at = upper(m, (uintptr_t)p) - 1;
@@ -148,7 +155,7 @@ static size_t extent(blkrt_device *d, blkrt_ptr p) {
     return n;
 }
 
-blkrt_status rt_cpu_range(blkrt_device *d, blkrt_ptr p, size_t bytes, void **host, const char *fn) {
+static blkrt_status cpu_range(blkrt_device *d, blkrt_ptr p, size_t bytes, void **host, const char *fn) {
     if (extent(d, p) < bytes)
         return rt_err(BLKRT_ERR_INVALID_VALUE,
                       "%s: [0x%llx, +%zu bytes) is not inside an allocation of the CPU device", fn,
@@ -157,8 +164,10 @@ blkrt_status rt_cpu_range(blkrt_device *d, blkrt_ptr p, size_t bytes, void **hos
     return BLKRT_OK;
 }
 
-blkrt_status rt_cpu_load_source(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
-                                blkrt_module **out) {
+/* The cache directory is not used: an interpreter program is not text. */
+static blkrt_status cpu_load_source(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+                                    const char *cache_dir, blkrt_module **out) {
+    (void)cache_dir;
     if (!c->cpu_build || !c->cpu_run)
         return rt_err(BLKRT_ERR_NO_COMPILER, "the registered compiler cannot build for the CPU interpreter");
     blkrt_compile_result res = {0};
@@ -227,12 +236,7 @@ static blkrt_status run(blkrt_kernel *k, const rt_variant *v, const uint32_t gri
     return st;
 }
 
-blkrt_status blkrt_device_set_step_limit(blkrt_device *d, uint64_t steps) {
-    blkrt_status st = rt_check_device(d, "blkrt_device_set_step_limit");
-    if (st) return st;
-    if (d->kind != BLKRT_KIND_CPU)
-        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_device_set_step_limit: only the CPU device has a step budget "
-                      "(on a GPU: blkrt_stream_synchronize_timeout)");
+static blkrt_status cpu_set_step_limit(blkrt_device *d, uint64_t steps) {
     pthread_mutex_lock(&d->cpu->lock);
     d->cpu->steps_set = true;
     d->cpu->steps = steps;
@@ -240,8 +244,9 @@ blkrt_status blkrt_device_set_step_limit(blkrt_device *d, uint64_t steps) {
     return BLKRT_OK;
 }
 
-blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
-                                  int nargs, blkrt_stream *s) {
+/* A launch into a capture is recorded for the graph; any other runs now. */
+static blkrt_status launch_or_record(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3],
+                                     const blkrt_arg *args, int nargs, blkrt_stream *s) {
     if (s && s->capturing) {
         rt_cpu_launch *l = malloc(sizeof *l + sizeof(blkrt_arg) * (size_t)nargs);
         if (!l) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
@@ -259,7 +264,7 @@ blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const ui
     return run(k, v, grid, args, nargs);
 }
 
-blkrt_status rt_cpu_replay(rt_cpu_launch *first) {
+static blkrt_status replay(rt_cpu_launch *first) {
     for (rt_cpu_launch *l = first; l; l = l->next) {
         blkrt_status st = run(l->kernel, l->variant, l->grid, l->args, l->nargs);
         if (st) return st;
@@ -267,9 +272,232 @@ blkrt_status rt_cpu_replay(rt_cpu_launch *first) {
     return BLKRT_OK;
 }
 
-void rt_cpu_free_launches(rt_cpu_launch *first) {
+static void free_launches(rt_cpu_launch *first) {
     for (rt_cpu_launch *l = first, *n; l; l = n) {
         n = l->next;
         free(l);
     }
 }
+
+/* ---- the rest of the table ---- */
+
+static blkrt_status cpu_copy(blkrt_device *d, rt_copy_kind kind, bool async, blkrt_ptr dptr, void *host,
+                             blkrt_ptr sptr, uint8_t value, size_t bytes, blkrt_stream *s, CUstream cs,
+                             const char *fn) {
+    (void)cs;
+    blkrt_status st;
+    if (async && s && s->capturing)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "%s: only launches can be captured on the CPU device", fn);
+    void *dst = NULL, *src = NULL;
+    switch (kind) {
+    case RT_COPY_HTOD:
+        if ((st = cpu_range(d, dptr, bytes, &dst, fn))) return st;
+        memmove(dst, host, bytes);
+        break;
+    case RT_COPY_DTOH:
+        if ((st = cpu_range(d, sptr, bytes, &src, fn))) return st;
+        memmove(host, src, bytes);
+        break;
+    case RT_COPY_DTOD:
+        if ((st = cpu_range(d, dptr, bytes, &dst, fn)) || (st = cpu_range(d, sptr, bytes, &src, fn)))
+            return st;
+        memmove(dst, src, bytes);
+        break;
+    case RT_MEMSET:
+        if ((st = cpu_range(d, dptr, bytes, &dst, fn))) return st;
+        memset(dst, value, bytes);
+        break;
+    }
+    return BLKRT_OK;
+}
+
+static blkrt_status nothing_to_wait_for(blkrt_device *d) {
+    (void)d;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_synchronize_timeout(blkrt_device *d, uint32_t timeout_ms, const char *fn) {
+    (void)d, (void)timeout_ms, (void)fn;
+    return BLKRT_OK;
+}
+
+static const char *cpu_where(const blkrt_device *d, char *buf, size_t n) {
+    (void)d;
+    snprintf(buf, n, "the CPU device");
+    return buf;
+}
+
+/* No cache size to ask: larger than any CPU's last level. */
+static size_t cpu_flush_bytes(blkrt_device *d) {
+    (void)d;
+    return (size_t)32 << 20;
+}
+
+static blkrt_status cpu_load_ptx(blkrt_device *d, const char *ptx, size_t len, blkrt_module **out) {
+    (void)d, (void)ptx, (void)len, (void)out;
+    return rt_err(BLKRT_ERR_UNSUPPORTED,
+                  "blkrt_module_load_ptx: the CPU device runs .blk source (blkrt_module_load_source), not PTX");
+}
+
+static blkrt_status cpu_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
+                                   blkrt_module **out) {
+    (void)d, (void)image, (void)size, (void)meta, (void)out;
+    return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_module_load_cubin: the CPU device runs .blk source, not cubin");
+}
+
+/* Nothing is compiled per entry: a variant has the device's limits. */
+static blkrt_status cpu_bind_function(blkrt_module *m, CUmodule cu, rt_variant *v) {
+    (void)cu;
+    blkrt_device *d = m->dev;
+    v->max_threads = d->info.max_threads_per_block;
+    atomic_init(&v->dyn_limit, d->info.max_shared_optin);
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_bind_entry(blkrt_module *m, rt_variant *v) { return cpu_bind_function(m, NULL, v); }
+
+static blkrt_status cpu_unload(blkrt_module *m) {
+    (void)m;
+    return BLKRT_OK;
+}
+
+static void cpu_release(blkrt_module *m) {
+    if (m->program && m->compiler && m->compiler->cpu_free) m->compiler->cpu_free(m->program);
+    m->program = NULL;
+}
+
+static const char *cpu_jit_log(blkrt_module *m) {
+    (void)m;
+    return "";
+}
+
+static blkrt_status cpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
+                               int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs,
+                               bool prof) {
+    (void)params, (void)ta, (void)cs;
+    if (!prof) return launch_or_record(k, v, grid, args, nargs, s);
+    rt_prof_launch pl;
+    rt_prof_begin(&pl, k, v, s, NULL);
+    blkrt_status st = launch_or_record(k, v, grid, args, nargs, s);
+    rt_prof_end(&pl, k, s, NULL, st == BLKRT_OK);
+    return st;
+}
+
+static void cpu_timer_start(blkrt_device *d, rt_prof_launch *p, CUstream cs) {
+    (void)d, (void)cs;
+    p->t0 = rt_now_ms();
+    p->timed = true;
+}
+
+static blkrt_status cpu_stream_create(blkrt_stream *s) {
+    (void)s;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream **out) {
+    (void)d, (void)custream, (void)out;
+    return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_stream_wrap: the CPU device has no CUDA streams");
+}
+
+static blkrt_status cpu_stream_destroy(blkrt_stream *s) {
+    free_launches(s->cap_first);
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_stream_synchronize(blkrt_stream *s) {
+    (void)s;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_stream_synchronize_timeout(blkrt_device *d, CUstream cs, uint32_t timeout_ms, const char *fn) {
+    (void)d, (void)cs, (void)timeout_ms, (void)fn;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_event_nothing(blkrt_event *e) {
+    (void)e;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_event_record(blkrt_event *e, CUstream cs) {
+    (void)cs;
+    e->cpu_ms = rt_now_ms();
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_event_elapsed_ms(blkrt_event *start, blkrt_event *end, float *ms) {
+    if (start->cpu_ms < 0 || end->cpu_ms < 0)
+        return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_event_elapsed_ms: an event was never recorded");
+    *ms = (float)(end->cpu_ms - start->cpu_ms);
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_capture_begin(blkrt_stream *s) {
+    if (s->capturing) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_graph_begin_capture: the stream is already capturing");
+    s->capturing = true;
+    return BLKRT_OK;
+}
+
+static blkrt_status cpu_capture_end(blkrt_stream *s, blkrt_graph *g) {
+    if (!s->capturing) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_graph_end_capture: the stream is not capturing");
+    s->capturing = false;
+    g->cpu_first = s->cap_first;
+    s->cap_first = s->cap_last = NULL;
+    return BLKRT_OK;
+}
+
+static void cpu_capture_abandon(blkrt_stream *s) {
+    free_launches(s->cap_first);
+    s->cap_first = s->cap_last = NULL;
+    s->capturing = false;
+}
+
+static blkrt_status cpu_graph_launch(blkrt_graph *g, blkrt_stream *s, CUstream cs) {
+    (void)s, (void)cs;
+    return replay(g->cpu_first);
+}
+
+static blkrt_status cpu_graph_destroy(blkrt_graph *g) {
+    free_launches(g->cpu_first);
+    return BLKRT_OK;
+}
+
+const rt_device_ops rt_cpu_ops = {
+    .open = cpu_open,
+    .close = cpu_close,
+    .synchronize = nothing_to_wait_for,
+    .synchronize_timeout = cpu_synchronize_timeout,
+    .set_step_limit = cpu_set_step_limit,
+    .where = cpu_where,
+    .flush_bytes = cpu_flush_bytes,
+    .host_memory = true,
+    .mem_alloc = cpu_malloc,
+    .mem_free = cpu_free,
+    .copy = cpu_copy,
+    .load_ptx = cpu_load_ptx,
+    .load_cubin = cpu_load_cubin,
+    .load_source = cpu_load_source,
+    .bind_function = cpu_bind_function,
+    .bind_entry = cpu_bind_entry,
+    .unload = cpu_unload,
+    .release = cpu_release,
+    .jit_log = cpu_jit_log,
+    .launch = cpu_launch,
+    .launch_raw = NULL, /* checked kernels only */
+    .timer_start = cpu_timer_start,
+    .stream_create = cpu_stream_create,
+    .stream_wrap = cpu_stream_wrap,
+    .stream_destroy = cpu_stream_destroy,
+    .stream_synchronize = cpu_stream_synchronize,
+    .stream_synchronize_timeout = cpu_stream_synchronize_timeout,
+    .event_create = cpu_event_nothing,
+    .event_destroy = cpu_event_nothing,
+    .event_record = cpu_event_record,
+    .event_synchronize = cpu_event_nothing,
+    .event_elapsed_ms = cpu_event_elapsed_ms,
+    .capture_begin = cpu_capture_begin,
+    .capture_end = cpu_capture_end,
+    .capture_abandon = cpu_capture_abandon,
+    .graph_launch = cpu_graph_launch,
+    .graph_destroy = cpu_graph_destroy,
+};

@@ -96,3 +96,98 @@ const rt_cuda *rt_driver_peek(void) { return atomic_load(&drv.ready) ? &drv.cu :
 
 bool rt_driver_has_no_device(void) { return drv.no_device; }
 int rt_driver_version(void) { return drv.version; }
+
+/* ---- the driver's errors: names, text, statuses ---- */
+
+/* Names for when the driver cannot be asked (and for drivers that do not
+ * know a code). */
+static const struct {
+    int code;
+    const char *name;
+} cu_names[] = {
+    {RT_CUDA_SUCCESS, "CUDA_SUCCESS"},
+    {RT_CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE"},
+    {RT_CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY"},
+    {RT_CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED"},
+    {RT_CUDA_ERROR_DEINITIALIZED, "CUDA_ERROR_DEINITIALIZED"},
+    {RT_CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY"},
+    {RT_CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE"},
+    {RT_CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE"},
+    {RT_CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE"},
+    {RT_CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT"},
+    {RT_CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+    {RT_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED, "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED"},
+    {RT_CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX"},
+    {RT_CUDA_ERROR_JIT_COMPILER_NOT_FOUND, "CUDA_ERROR_JIT_COMPILER_NOT_FOUND"},
+    {RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+    {RT_CUDA_ERROR_JIT_COMPILATION_DISABLED, "CUDA_ERROR_JIT_COMPILATION_DISABLED"},
+    {RT_CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE"},
+    {RT_CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND"},
+    {RT_CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY"},
+    {RT_CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+    {RT_CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT"},
+    {RT_CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT"},
+    {RT_CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR"},
+    {RT_CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+    {RT_CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS"},
+    {RT_CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
+    {RT_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED"},
+    {RT_CUDA_ERROR_TOO_MANY_PEERS, "CUDA_ERROR_TOO_MANY_PEERS"},
+    {RT_CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED"},
+    {RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED"},
+    {RT_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"},
+    {RT_CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN"},
+};
+
+const char *rt_cu_name(CUresult r) {
+    const rt_cuda *cu = rt_driver_peek();
+    const char *s = NULL;
+    if (cu && cu->cuGetErrorName(r, &s) == RT_CUDA_SUCCESS && s) return s;
+    for (size_t i = 0; i < sizeof cu_names / sizeof cu_names[0]; i++)
+        if (cu_names[i].code == r) return cu_names[i].name;
+    return "CUDA_ERROR_?";
+}
+
+const char *rt_cu_string(CUresult r) {
+    const rt_cuda *cu = rt_driver_peek();
+    const char *s = NULL;
+    if (cu && cu->cuGetErrorString(r, &s) == RT_CUDA_SUCCESS && s) return s;
+    return "no description";
+}
+
+/* The status a driver error maps to: the caller can act on these classes
+ * (retry smaller, fix the PTX, give up on the device) without parsing text. */
+static blkrt_status status_of(CUresult r) {
+    switch (r) {
+    case RT_CUDA_ERROR_OUT_OF_MEMORY: return BLKRT_ERR_OUT_OF_MEMORY;
+    case RT_CUDA_ERROR_NOT_INITIALIZED:
+    case RT_CUDA_ERROR_DEINITIALIZED:
+    case RT_CUDA_ERROR_STUB_LIBRARY:
+    case RT_CUDA_ERROR_NO_DEVICE:
+    case RT_CUDA_ERROR_INVALID_DEVICE: return BLKRT_ERR_NO_DEVICE;
+    case RT_CUDA_ERROR_INVALID_IMAGE:
+    case RT_CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case RT_CUDA_ERROR_INVALID_PTX:
+    case RT_CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+    case RT_CUDA_ERROR_JIT_COMPILATION_DISABLED: return BLKRT_ERR_JIT;
+    case RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION: return BLKRT_ERR_PTX_VERSION;
+    case RT_CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
+    case RT_CUDA_ERROR_PEER_ACCESS_NOT_ENABLED:
+    case RT_CUDA_ERROR_TOO_MANY_PEERS: return BLKRT_ERR_NO_PEER_ACCESS;
+    case RT_CUDA_ERROR_NOT_FOUND: return BLKRT_ERR_NOT_FOUND;
+    case RT_CUDA_ERROR_ILLEGAL_ADDRESS:
+    case RT_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+    case RT_CUDA_ERROR_LAUNCH_TIMEOUT:
+    case RT_CUDA_ERROR_ASSERT:
+    case RT_CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case RT_CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case RT_CUDA_ERROR_MISALIGNED_ADDRESS:
+    case RT_CUDA_ERROR_LAUNCH_FAILED: return BLKRT_ERR_LAUNCH_FAILED;
+    default: return BLKRT_ERR_DRIVER;
+    }
+}
+
+blkrt_status rt_cu_err(CUresult r, const char *what) {
+    return rt_err(status_of(r), "%s: %s (%d): %s", what, rt_cu_name(r), (int)r, rt_cu_string(r));
+}

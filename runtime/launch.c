@@ -5,13 +5,14 @@
  * range (converted into per-parameter slots on the stack), the variant whose
  * assumptions the arguments satisfy (and whose TMA tensor maps, if it has
  * any, can be encoded for them: tmap.c), grid, block, shared memory. Only
- * then the maps (the device's cache) and cuLaunchKernel. The host cost is
+ * then the device's launch (d->ops: on a GPU the maps from the device's
+ * cache and cuLaunchKernel, gpu_module.c). The host cost is
  * the point of this file: no allocation, no locks (but the map cache's, for
  * variants with maps), no string work unless an error is reported;
  * everything that can be computed once was computed when the module was
  * loaded (module.c), or for a kernel from source when its variant was first
  * needed (lazy.c).
- * After the launch, a record in the device's launch log (stream.c: a spin
+ * After the launch, a record in the device's launch log (gpu_stream.c: a spin
  * lock and a few stores) lets a later failed or timed-out synchronisation
  * name it. While a tool takes NVTX ranges or BLK_PROFILE times launches,
  * profile.c's begin/end wrap the launch itself.
@@ -85,15 +86,6 @@ static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1
     return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': no variant accepts these arguments", k->name);
 }
 
-blkrt_status rt_stream_for(blkrt_device *d, blkrt_stream *s, CUstream *out, const char *fn) {
-    *out = NULL;
-    if (!s) return BLKRT_OK;
-    if (!RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a stream handle", fn);
-    if (s->dev != d) return rt_err(BLKRT_ERR_INVALID_VALUE, "%s: the stream belongs to another device", fn);
-    *out = s->cu;
-    return BLKRT_OK;
-}
-
 blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs, blkrt_stream *s) {
     if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch: not a kernel handle");
     if (!k->checked)
@@ -146,51 +138,18 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
 
     /* NVTX range / profiler timing: one relaxed load when neither is on */
     bool prof = atomic_load_explicit(&rt_prof_active, memory_order_relaxed) != 0;
-    rt_prof_launch pl;
-    if (d->kind == BLKRT_KIND_CPU) {
-        if (!prof) return rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
-        rt_prof_begin(&pl, k, v, s, NULL);
-        st = rt_cpu_launch_kernel(k, v, grid, args, nargs, s);
-        rt_prof_end(&pl, k, s, NULL, st == BLKRT_OK);
-        return st;
-    }
-
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    /* The tensor maps, by value after the declared params (the entry's
-     * ".param .align 64 .b8 NAME[128]"): from the device's cache, encoded
-     * on a miss. The driver copies parameters at the launch (or capture),
-     * so the stack is a fine home. */
-    CUtensorMap maps[RT_MAX_TMAPS];
-    for (int i = 0; r == RT_CUDA_SUCCESS && i < v->ntmaps; i++) {
-        if ((st = rt_tmap_encode(d, k, &v->tmaps[i], &ta[i], &maps[i]))) {
-            rt_ctx_leave(d, &sc);
-            return st;
-        }
-        params[nargs + i] = &maps[i];
-    }
-    if (r == RT_CUDA_SUCCESS) {
-        if (prof) rt_prof_begin(&pl, k, v, s, cs);
-        r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs, params,
-                                  NULL);
-        if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
-    }
-    rt_ctx_leave(d, &sc);
-    if (r != RT_CUDA_SUCCESS) {
-        char what[300];
-        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
-        return rt_cu_err(r, what);
-    }
-    rt_launch_logged(d, s, cs, k->name, grid, threads);
-    return BLKRT_OK;
+    return d->ops->launch(k, v, grid, args, nargs, params, ta, s, cs, prof);
 }
 
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,
                               void **params, blkrt_stream *s) {
     if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch_raw: not a kernel handle");
     blkrt_device *d = k->mod->dev;
-    if (d->kind == BLKRT_KIND_CPU)
-        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_launch_raw: the CPU device launches checked kernels only");
+    if (!d->ops->launch_raw) {
+        char where[32];
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_launch_raw: %s launches checked kernels only",
+                      d->ops->where(d, where, sizeof where));
+    }
     CUstream cs;
     blkrt_status st = rt_stream_for(d, s, &cs, "blkrt_launch_raw");
     if (st) return st;
@@ -209,37 +168,5 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
     if ((st = check_block(k, v, d, (unsigned)threads, "the block size"))) return st;
     if ((st = check_shared(k, v, d, shared_bytes))) return st;
 
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(d, &sc);
-    /* Opt in to more dynamic shared memory than the function is set up for:
-     * once per new maximum (under the module's lock), so repeated launches
-     * of one size pay nothing. */
-    if (r == RT_CUDA_SUCCESS && (int)shared_bytes > atomic_load(&v->dyn_limit)) {
-        pthread_mutex_lock(&k->mod->lock);
-        if ((int)shared_bytes > atomic_load(&v->dyn_limit)) {
-            r = d->cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)shared_bytes);
-            if (r == RT_CUDA_SUCCESS) atomic_store(&v->dyn_limit, (int)shared_bytes);
-        }
-        pthread_mutex_unlock(&k->mod->lock);
-        if (r != RT_CUDA_SUCCESS) {
-            rt_ctx_leave(d, &sc);
-            return rt_cu_err(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-        }
-    }
-    if (r == RT_CUDA_SUCCESS) {
-        bool prof = atomic_load_explicit(&rt_prof_active, memory_order_relaxed) != 0;
-        rt_prof_launch pl;
-        if (prof) rt_prof_begin(&pl, k, k->checked ? v : NULL, s, cs);
-        r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], block[0], block[1], block[2], shared_bytes, cs,
-                                  params, NULL);
-        if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
-    }
-    rt_ctx_leave(d, &sc);
-    if (r != RT_CUDA_SUCCESS) {
-        char what[300];
-        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
-        return rt_cu_err(r, what);
-    }
-    rt_launch_logged(d, s, cs, k->name, grid, (uint32_t)threads);
-    return BLKRT_OK;
+    return d->ops->launch_raw(k, v, grid, block, shared_bytes, params, s, cs, (uint32_t)threads);
 }

@@ -31,7 +31,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rt.h"
+#include "cache.h"
+#include "gpu.h"
 
 /* What a variant compile needs, copied from the load's request. */
 struct rt_lazy {
@@ -44,7 +45,7 @@ struct rt_lazy {
 
 static char *dup_str(const char *s) { return s ? rt_strndup(s, strlen(s)) : NULL; }
 
-void rt_lazy_free(blkrt_module *m) {
+static void lazy_free(blkrt_module *m) {
     rt_lazy *lz = m->lazy;
     for (int i = 0; i < m->nkernels; i++) {
         blkrt_kernel *k = &m->kernels[i];
@@ -86,13 +87,13 @@ static rt_lazy *lazy_new(const blkrt_compiler *c, const blkrt_compile_request *r
     }
     if (!ok) {
         blkrt_module tmp = {.lazy = lz};
-        rt_lazy_free(&tmp);
+        lazy_free(&tmp);
         return NULL;
     }
     return lz;
 }
 
-blkrt_status rt_lazy_load(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+static blkrt_status lazy_load(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
                           const char *cache_dir, blkrt_module **out) {
     char *text;
     size_t len;
@@ -107,7 +108,7 @@ blkrt_status rt_lazy_load(blkrt_device *d, const blkrt_compiler *c, const blkrt_
     }
     st = rt_meta_parse(text, len, &m->meta);
     free(text);
-    return rt_module_finish_load(m, st, out);
+    return rt_gpu_finish_load(m, st, out);
 }
 
 /* "x=d16,n=eq1": the variant spec of a key (blkc_add_variant's syntax),
@@ -193,8 +194,8 @@ static blkrt_status compile_variant(blkrt_kernel *k, uint64_t d16, uint64_t eq1,
     if (st == BLKRT_OK) {
         rt_ctx_scope sc;
         CUresult r = rt_ctx_enter(m->dev, &sc);
-        st = r ? rt_cu_err(r, "cuModuleLoadDataEx") : rt_load_image(m->dev, text, text, &n->cu, &n->jit_log);
-        if (st == BLKRT_OK) st = rt_bind_function(m, n->cu, &n->v);
+        st = r ? rt_cu_err(r, "cuModuleLoadDataEx") : rt_gpu_load_image(m->dev, text, text, &n->cu, &n->jit_log);
+        if (st == BLKRT_OK) st = rt_gpu_bind_function(m, n->cu, &n->v);
         if (st && n->cu) m->dev->cu->cuModuleUnload(n->cu);
         rt_ctx_leave(m->dev, &sc);
     }
@@ -229,7 +230,7 @@ blkrt_status rt_lazy_get(blkrt_kernel *k, uint64_t d16, uint64_t eq1, rt_variant
     return st;
 }
 
-blkrt_status rt_lazy_unload(blkrt_module *m) {
+static blkrt_status lazy_unload(blkrt_module *m) {
     blkrt_device *d = m->dev;
     rt_ctx_scope sc;
     CUresult r = rt_ctx_enter(d, &sc);
@@ -240,7 +241,47 @@ blkrt_status rt_lazy_unload(blkrt_module *m) {
     return r ? rt_cu_err(r, "cuModuleUnload") : BLKRT_OK;
 }
 
-const char *rt_lazy_jit_log(blkrt_module *m) {
+static const char *lazy_jit_log(blkrt_module *m) {
     const char *log = atomic_load(&m->lazy->last_log);
     return log ? log : "";
 }
+
+/* ---- the GPU table's source loads and module lifetime (gpu.h) ---- */
+
+blkrt_status rt_gpu_load_source(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+                                const char *cache_opt, blkrt_module **out) {
+    if (!c->compile_ptx)
+        return rt_err(BLKRT_ERR_UNSUPPORTED,
+                      "%s: the registered compiler (version %s) cannot generate PTX yet; load it on BLKRT_DEVICE_CPU",
+                      req->path, c->version);
+    char dir[4096];
+    bool cached = rt_cache_dir(cache_opt, dir, sizeof dir);
+    if (c->describe) return lazy_load(d, c, req, cached ? dir : NULL, out);
+    char *text;
+    size_t len;
+    blkrt_status st = rt_compile_cached(c, "ptx", req, cached ? dir : NULL, NULL, &text, &len);
+    if (st) return st;
+    st = rt_gpu_load_ptx(d, text, len, out); /* the checks of blkrt_module_load_ptx hold */
+    free(text);
+    return st;
+}
+
+blkrt_status rt_gpu_unload(blkrt_module *m) {
+    blkrt_device *d = m->dev;
+    if (m->lazy) {
+        blkrt_status st = lazy_unload(m);
+        if (st) return st;
+    }
+    if (m->cu) {
+        CUresult r;
+        RT_CTX_CALL(d, r, d->cu->cuModuleUnload(m->cu));
+        if (r) return rt_cu_err(r, "cuModuleUnload");
+    }
+    return BLKRT_OK;
+}
+
+void rt_gpu_release(blkrt_module *m) {
+    if (m->lazy) lazy_free(m); /* walks the kernels' variant lists */
+}
+
+const char *rt_gpu_jit_log(blkrt_module *m) { return m->lazy ? lazy_jit_log(m) : m->jit_log ? m->jit_log : ""; }

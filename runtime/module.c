@@ -1,12 +1,13 @@
-/* module.c — loading PTX and cubin images; kernels and their variants.
+/* module.c — modules, kernels and their variants, over the device's table.
  *
  * Loading does all the work a launch would otherwise repeat: the blk-meta
  * lines are parsed (before the driver sees the image, so a bad line is
- * reported even where there is no GPU), every variant's CUfunction and limits
- * are looked up, variants are ordered most specialised first, and functions
- * that need more than 48 KB of dynamic shared memory are opted in with
- * cuFuncSetAttribute — once, here. After loading, a module's kernels are
- * read-only, so launches from many threads need no lock.
+ * reported even where there is no GPU), variants are ordered most
+ * specialised first and each is bound by the device (d->ops->bind_function:
+ * on a GPU its CUfunction, limits and shared-memory opt-in, gpu_module.c).
+ * The loaders themselves are the device's (load_ptx, load_cubin,
+ * load_source). After loading, a module's kernels are read-only, so
+ * launches from many threads need no lock.
  *
  * Several devices: a module is loaded on one device, as a CUmodule lives in
  * one context, and launches stay lock-free because a kernel handle names
@@ -24,8 +25,6 @@
 #include <string.h>
 
 #include "rt.h"
-
-#define RT_JIT_LOG_SIZE 16384
 
 /* What a module was loaded from: owned copies of the bytes and options. */
 struct rt_origin {
@@ -126,7 +125,7 @@ static void free_kernel_parts(blkrt_kernel *k) {
 }
 
 void rt_module_free(blkrt_module *m) {
-    if (m->lazy) rt_lazy_free(m); /* walks the kernels' variant lists */
+    m->dev->ops->release(m); /* first: a lazy module's walks the kernels' variant lists */
     for (int i = 0; i < m->nkernels; i++) free_kernel_parts(&m->kernels[i]);
     free(m->kernels);
     for (blkrt_kernel *k = m->raw, *n; k; k = n) {
@@ -135,7 +134,6 @@ void rt_module_free(blkrt_module *m) {
         free((char *)k->name);
         free(k);
     }
-    if (m->program && m->compiler && m->compiler->cpu_free) m->compiler->cpu_free(m->program);
     rt_meta_free(&m->meta);
     free(m->jit_log);
     origin_free(m->origin);
@@ -144,40 +142,6 @@ void rt_module_free(blkrt_module *m) {
     pthread_mutex_destroy(&m->copies_lock);
     m->magic = RT_MAGIC_DEAD;
     free(m);
-}
-
-/* The CUfunction of one entry with its limits (GPU), or the device's limits
- * (CPU, where nothing is compiled per entry). */
-blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu_mod, rt_variant *v) {
-    blkrt_device *d = m->dev;
-    int default_dyn = RT_SHARED_DEFAULT_LIMIT;
-    if (d->kind == BLKRT_KIND_CPU) {
-        v->max_threads = d->info.max_threads_per_block;
-        atomic_init(&v->dyn_limit, d->info.max_shared_optin);
-        return BLKRT_OK;
-    }
-    const rt_cuda *cu = d->cu;
-    CUresult r = cu->cuModuleGetFunction(&v->fn, cu_mod, v->entry);
-    if (r == RT_CUDA_ERROR_NOT_FOUND) {
-        if (v->meta_line)
-            return rt_err(BLKRT_ERR_META, "blk-meta line %d: entry '%s' is not a kernel of this module", v->meta_line,
-                          v->entry);
-        return rt_err(BLKRT_ERR_NOT_FOUND, "module has no kernel named '%s'", v->entry);
-    }
-    if (r) return rt_cu_err(r, "cuModuleGetFunction");
-    if ((r = cu->cuFuncGetAttribute(&v->max_threads, RT_CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, v->fn)) ||
-        (r = cu->cuFuncGetAttribute(&v->static_shared, RT_CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, v->fn)))
-        return rt_cu_err(r, "cuFuncGetAttribute");
-    default_dyn = v->static_shared < RT_SHARED_DEFAULT_LIMIT ? RT_SHARED_DEFAULT_LIMIT - v->static_shared : 0;
-    atomic_init(&v->dyn_limit, default_dyn);
-    /* Opt in to more than the default only when it fits; a launch that does
-     * not fit is rejected with a message by launch.c. */
-    if (v->shared > default_dyn && v->shared + v->static_shared <= d->info.max_shared_optin) {
-        r = cu->cuFuncSetAttribute(v->fn, RT_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, v->shared);
-        if (r) return rt_cu_err(r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-        atomic_store(&v->dyn_limit, v->shared);
-    }
-    return BLKRT_OK;
 }
 
 static int variant_rank(const rt_variant *v) { return 2 * v->nspec + (v->ntmaps > 0); }
@@ -229,92 +193,10 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
             k->variants[at] = v;
         }
         for (int j = 0; j < k->nvariants; j++) {
-            blkrt_status st = rt_bind_function(m, m->cu, &k->variants[j]);
+            blkrt_status st = m->dev->ops->bind_function(m, m->cu, &k->variants[j]);
             if (st) return st;
         }
     }
-    return BLKRT_OK;
-}
-
-/* "9.0" from the PTX's ".version 9.0" line, for the unsupported-version message. */
-static void ptx_version(const char *text, char *buf, size_t n) {
-    snprintf(buf, n, "?");
-    const char *p = strstr(text, ".version");
-    if (!p) return;
-    p += 8;
-    while (*p == ' ' || *p == '\t') p++;
-    size_t len = 0;
-    while (len + 1 < n && ((p[len] >= '0' && p[len] <= '9') || p[len] == '.')) len++;
-    if (len) {
-        memcpy(buf, p, len);
-        buf[len] = 0;
-    }
-}
-
-blkrt_status rt_load_image(blkrt_device *d, const void *image, const char *ptx_text, CUmodule *out, char **info_log) {
-    *out = NULL;
-    *info_log = NULL;
-    char *info = calloc(1, RT_JIT_LOG_SIZE), *errlog = calloc(1, RT_JIT_LOG_SIZE);
-    if (!info || !errlog) {
-        free(info);
-        free(errlog);
-        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    CUjit_option opts[] = {RT_CU_JIT_INFO_LOG_BUFFER, RT_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, RT_CU_JIT_ERROR_LOG_BUFFER,
-                           RT_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, RT_CU_JIT_LOG_VERBOSE};
-    void *vals[] = {info, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1), errlog, (void *)(uintptr_t)(RT_JIT_LOG_SIZE - 1),
-                    (void *)(uintptr_t)1};
-    CUresult r = d->cu->cuModuleLoadDataEx(out, image, 5, opts, vals);
-    info[RT_JIT_LOG_SIZE - 1] = errlog[RT_JIT_LOG_SIZE - 1] = 0;
-    blkrt_status st = BLKRT_OK;
-    if (r == RT_CUDA_ERROR_UNSUPPORTED_PTX_VERSION) {
-        char ver[16];
-        ptx_version(ptx_text ? ptx_text : "", ver, sizeof ver);
-        int dv = rt_driver_version();
-        st = rt_err(BLKRT_ERR_PTX_VERSION,
-                    "cuModuleLoadDataEx: CUDA_ERROR_UNSUPPORTED_PTX_VERSION (222): the PTX is ISA version %s (its "
-                    ".version line), newer than this driver (CUDA %d.%d) can compile; update the NVIDIA driver or "
-                    "compile for an older PTX ISA",
-                    ver, dv / 1000, dv % 1000 / 10);
-    } else if (r != RT_CUDA_SUCCESS) {
-        st = rt_cu_err(r, "cuModuleLoadDataEx");
-    }
-    if (st && errlog[0]) {
-        rt_err_append("\nJIT error log:\n");
-        rt_err_append(errlog);
-    }
-    *info_log = info;
-    free(errlog);
-    if (st) *out = NULL;
-    return st;
-}
-
-static blkrt_status load_image(blkrt_module *m, const void *image, const char *ptx_text) {
-    rt_ctx_scope sc;
-    CUresult r = rt_ctx_enter(m->dev, &sc);
-    blkrt_status st = r ? rt_cu_err(r, "cuModuleLoadDataEx") : rt_load_image(m->dev, image, ptx_text, &m->cu, &m->jit_log);
-    rt_ctx_leave(m->dev, &sc);
-    return st;
-}
-
-blkrt_status rt_module_finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out) {
-    if (st == BLKRT_OK) {
-        rt_ctx_scope sc;
-        CUresult r = rt_ctx_enter(m->dev, &sc);
-        st = r ? rt_cu_err(r, "cuCtxPushCurrent") : rt_module_bind_kernels(m);
-        rt_ctx_leave(m->dev, &sc);
-    }
-    if (st) {
-        if (m->cu) {
-            rt_ctx_scope sc;
-            if (rt_ctx_enter(m->dev, &sc) == RT_CUDA_SUCCESS) m->dev->cu->cuModuleUnload(m->cu);
-            rt_ctx_leave(m->dev, &sc);
-        }
-        rt_module_free(m);
-        return st;
-    }
-    atomic_fetch_add(&m->dev->children, 1);
-    *out = m;
     return BLKRT_OK;
 }
 
@@ -324,22 +206,7 @@ blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len,
     if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_ptx: out is NULL");
     *out = NULL;
     if (!ptx || len == 0) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_ptx: no PTX text");
-    if (d->kind == BLKRT_KIND_CPU)
-        return rt_err(BLKRT_ERR_UNSUPPORTED,
-                      "blkrt_module_load_ptx: the CPU device runs .blk source (blkrt_module_load_source), not PTX");
-    while (len > 0 && ptx[len - 1] == 0) len--; /* a counted terminator is fine */
-    char *text = rt_strndup(ptx, len);           /* the driver needs it NUL-terminated */
-    blkrt_module *m = rt_module_new(d);
-    if (!text || !m) {
-        free(text);
-        free(m);
-        return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
-    }
-    st = rt_meta_parse(text, len, &m->meta);
-    if (st == BLKRT_OK) st = load_image(m, text, text);
-    if (st == BLKRT_OK) st = rt_module_keep_image(m, false, text, len, NULL); /* for blkrt_module_for_device */
-    else free(text);
-    return rt_module_finish_load(m, st, out);
+    return d->ops->load_ptx(d, ptx, len, out);
 }
 
 blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
@@ -349,43 +216,16 @@ blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t 
     if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_cubin: out is NULL");
     *out = NULL;
     if (!image || size == 0) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_load_cubin: no image");
-    if (d->kind == BLKRT_KIND_CPU)
-        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_module_load_cubin: the CPU device runs .blk source, not cubin");
-    blkrt_module *m = rt_module_new(d);
-    if (!m) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
-    st = meta ? rt_meta_parse(meta, strlen(meta), &m->meta) : BLKRT_OK;
-    if (st == BLKRT_OK) st = load_image(m, image, NULL);
-    char *copy = st == BLKRT_OK ? malloc(size) : NULL;
-    if (st == BLKRT_OK && !copy) st = rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
-    if (st == BLKRT_OK) {
-        memcpy(copy, image, size);
-        st = rt_module_keep_image(m, true, copy, size, meta);
-    }
-    return rt_module_finish_load(m, st, out);
+    return d->ops->load_cubin(d, image, size, meta, out);
 }
 
 static blkrt_status unload_one(blkrt_module *m) {
     blkrt_device *d = m->dev;
-    if (m->lazy) {
-        blkrt_status st = rt_lazy_unload(m);
-        if (st) return st;
-    }
-    if (d->kind == BLKRT_KIND_GPU && m->cu) {
-        rt_ctx_scope sc;
-        CUresult r = rt_ctx_enter(d, &sc);
-        if (r == RT_CUDA_SUCCESS) r = d->cu->cuModuleUnload(m->cu);
-        rt_ctx_leave(d, &sc);
-        if (r) return rt_cu_err(r, "cuModuleUnload");
-    }
+    blkrt_status st = d->ops->unload(m);
+    if (st) return st;
     rt_module_free(m);
     atomic_fetch_sub(&d->children, 1);
     return BLKRT_OK;
-}
-
-static const char *device_name(const blkrt_device *d, char *buf, size_t n) {
-    if (d->kind == BLKRT_KIND_CPU) snprintf(buf, n, "the CPU device");
-    else snprintf(buf, n, "GPU %d", d->info.ordinal);
-    return buf;
 }
 
 /* Copies first (each on its own device), then the module itself. */
@@ -396,7 +236,7 @@ blkrt_status blkrt_module_unload(blkrt_module *m) {
         return rt_err(BLKRT_ERR_INVALID_VALUE,
                       "blkrt_module_unload: this module on %s is the copy of a module on %s "
                       "(blkrt_module_for_device): it is unloaded with that module",
-                      device_name(m->dev, a, sizeof a), device_name(m->root->dev, b, sizeof b));
+                      m->dev->ops->where(m->dev, a, sizeof a), m->root->dev->ops->where(m->root->dev, b, sizeof b));
     }
     blkrt_status st = BLKRT_OK;
     pthread_mutex_lock(&m->copies_lock);
@@ -436,7 +276,7 @@ blkrt_status blkrt_module_for_device(blkrt_module *m, blkrt_device *d, blkrt_mod
     if (st) {
         char where[32], msg[RT_MSG_SIZE - 64];
         snprintf(msg, sizeof msg, "%s", blkrt_last_error());
-        return rt_err(st, "blkrt_module_for_device: loading on %s: %s", device_name(d, where, sizeof where), msg);
+        return rt_err(st, "blkrt_module_for_device: loading on %s: %s", d->ops->where(d, where, sizeof where), msg);
     }
     *out = c;
     return BLKRT_OK;
@@ -445,7 +285,7 @@ blkrt_status blkrt_module_for_device(blkrt_module *m, blkrt_device *d, blkrt_mod
 blkrt_status blkrt_module_jit_log(blkrt_module *m, const char **log) {
     if (!RT_IS(m, RT_MAGIC_MODULE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_module_jit_log: not a module handle");
     if (!log) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_module_jit_log: log is NULL");
-    *log = m->lazy ? rt_lazy_jit_log(m) : m->jit_log ? m->jit_log : "";
+    *log = m->dev->ops->jit_log(m);
     return BLKRT_OK;
 }
 
@@ -467,7 +307,9 @@ blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel
             *out = &m->kernels[i];
             return BLKRT_OK;
         }
-    if (m->dev->kind == BLKRT_KIND_CPU || m->lazy) return not_found(m, name); /* no PTX of its own */
+    /* no driver module of its own (the CPU device's program, a lazy
+     * module's variants): no entries beyond blk-meta's */
+    if (!m->cu) return not_found(m, name);
     /* An entry without blk-meta: an unchecked kernel, made on first request. */
     pthread_mutex_lock(&m->lock);
     blkrt_kernel *k = m->raw;
@@ -481,10 +323,7 @@ blkrt_status blkrt_module_kernel(blkrt_module *m, const char *name, blkrt_kernel
             st = rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
         } else {
             v->entry = kname;
-            rt_ctx_scope sc;
-            CUresult r = rt_ctx_enter(m->dev, &sc);
-            st = r ? rt_cu_err(r, "cuCtxPushCurrent") : rt_bind_function(m, m->cu, v);
-            rt_ctx_leave(m->dev, &sc);
+            st = m->dev->ops->bind_entry(m, v);
             if (st == BLKRT_ERR_NOT_FOUND) st = not_found(m, name);
         }
         if (st) {

@@ -129,8 +129,6 @@ static struct {
     int npend, cappend;
 } P = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
 
-static int device_ordinal(const blkrt_device *d) { return d->kind == BLKRT_KIND_CPU ? BLKRT_DEVICE_CPU : d->info.ordinal; }
-
 /* The row of label on device, made if new; -1 when out of memory (the
  * sample is dropped: profiling never fails a launch). Lock held. */
 static int row_for(const char *label, int cfg, int device) {
@@ -260,29 +258,14 @@ void rt_prof_begin(rt_prof_launch *p, blkrt_kernel *k, const rt_variant *v, blkr
     /* acquire: nvtx_push / nvtx_pop were written before init_once's store */
     int flags = atomic_load_explicit(&rt_prof_active, memory_order_acquire);
     blkrt_device *d = k->mod->dev;
-    p->timed = p->nvtx = false;
+    p->timed = p->events = p->nvtx = false;
     make_label(p, k, v);
     if ((flags & PROF_NVTX) && nvtx_push) {
         nvtx_push(p->label);
         p->nvtx = true;
     }
     if (!(flags & PROF_TIME) || (s && s->capturing)) return;
-    if (d->kind == BLKRT_KIND_CPU) {
-        p->t0 = rt_now_ms();
-        p->timed = true;
-        return;
-    }
-    if (d->cu->cuEventCreate(&p->ev[0], 0) != RT_CUDA_SUCCESS) return;
-    if (d->cu->cuEventCreate(&p->ev[1], 0) != RT_CUDA_SUCCESS) {
-        d->cu->cuEventDestroy(p->ev[0]);
-        return;
-    }
-    if (d->cu->cuEventRecord(p->ev[0], cs) != RT_CUDA_SUCCESS) {
-        d->cu->cuEventDestroy(p->ev[0]);
-        d->cu->cuEventDestroy(p->ev[1]);
-        return;
-    }
-    p->timed = true;
+    d->ops->timer_start(d, p, cs);
 }
 
 void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream cs, bool ok) {
@@ -290,11 +273,11 @@ void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream c
     blkrt_device *d = k->mod->dev;
     if (p->nvtx) nvtx_pop();
     if (!p->timed) return;
-    bool gpu = d->kind == BLKRT_KIND_GPU;
+    bool gpu = p->events; /* timed by two events, read later (resolve); else by the host clock */
     if (gpu && ok && d->cu->cuEventRecord(p->ev[1], cs) != RT_CUDA_SUCCESS) ok = false;
     double ms = gpu ? 0 : rt_now_ms() - p->t0;
     pthread_mutex_lock(&P.lock);
-    int row = ok ? row_for(p->label, p->cfg, device_ordinal(d)) : -1;
+    int row = ok ? row_for(p->label, p->cfg, d->info.ordinal) : -1;
     if (row >= 0 && !gpu) add_sample(row, ms, k->prof_bytes, k->prof_flops);
     if (row >= 0 && gpu) {
         if (P.npend == RT_PROF_PENDING) resolve(RT_PROF_PENDING / 2, NULL); /* ctx of d is current: fine for others too */
@@ -438,17 +421,6 @@ blkrt_status blkrt_profile_reset(void) {
 
 /* ---- blkrt_bench ---- */
 
-static size_t default_flush(blkrt_device *d) {
-    if (d->kind == BLKRT_KIND_CPU) return (size_t)32 << 20;
-    int l2 = 0;
-    rt_ctx_scope sc;
-    if (rt_ctx_enter(d, &sc) == RT_CUDA_SUCCESS) {
-        if (d->cu->cuDeviceGetAttribute(&l2, RT_CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, d->dev) != RT_CUDA_SUCCESS) l2 = 0;
-        rt_ctx_leave(d, &sc);
-    }
-    return l2 > 0 ? (size_t)l2 * 4 : (size_t)256 << 20;
-}
-
 blkrt_status blkrt_bench(blkrt_device *d, blkrt_stream *s, blkrt_bench_fn fn, void *user, const blkrt_bench_options *o,
                          blkrt_bench_result *out) {
     blkrt_status st = rt_check_device(d, "blkrt_bench");
@@ -458,7 +430,7 @@ blkrt_status blkrt_bench(blkrt_device *d, blkrt_stream *s, blkrt_bench_fn fn, vo
     int warmup = opt.warmup < 0 ? 0 : opt.warmup == 0 ? 3 : opt.warmup;
     int reps = opt.reps == 0 ? 20 : opt.reps;
     if (reps < 0) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_bench: reps = %d is negative", reps);
-    size_t flush = opt.flush_bytes == SIZE_MAX ? 0 : opt.flush_bytes ? opt.flush_bytes : default_flush(d);
+    size_t flush = opt.flush_bytes == SIZE_MAX ? 0 : opt.flush_bytes ? opt.flush_bytes : d->ops->flush_bytes(d);
     memset(out, 0, sizeof *out);
 
     blkrt_ptr buf = 0;

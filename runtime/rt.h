@@ -1,23 +1,38 @@
 /* rt.h — libblkrt's internal structures and the entry points of each file.
  *
- *   error.c      the per-thread message, status names, CUresult -> status
- *   driver.c     dlopen of libcuda, the dispatch table (cuda_api.h), init once
- *   device.c     devices, primary contexts, properties; peer access and
- *                copies between GPUs
+ * The public entry points check their arguments and call the device's
+ * operations table (rt_device_ops below), which one of two files implement:
+ *
+ *   front (public API, argument checks, no driver calls of their own):
+ *   device.c     opening a device (picks its table: the one place that
+ *                asks for a kind), closing, properties, synchronisation
  *   memory.c     device memory and copies
- *   meta.c       blk-meta line parsing (meta.h)
- *   convert.c    argument conversion (ints, f64 -> f32/f16/bf16/f8 bits)
- *   module.c     loading PTX / cubin, kernels and their variants; copies of
- *                a module on other devices
- *   source.c     loading .blk source through the compiler hook and the cache
+ *   module.c     modules and kernels: binding blk-meta to variants, lookup,
+ *                copies of a module on other devices
+ *   source.c     the registered compiler; loading .blk source
+ *   launch.c     checked and raw launches: arguments, variant, limits
+ *   stream.c     streams and events;  graph.c  capture and replay
+ *   autotune.c   choosing a config by timing (public API only)
+ *   profile.c    NVTX ranges, the light profiler (BLK_PROFILE), blkrt_bench
+ *
+ *   the devices (each fills one rt_device_ops):
+ *   gpu_device.c the CUDA driver: devices, primary contexts, peers, memory;
+ *                the table rt_gpu_ops (gpu.h: what the gpu_*.c files share)
+ *   gpu_module.c loading PTX / cubin, binding functions, launches
+ *   gpu_stream.c streams, events, graphs, timed waits; the launch log
  *   lazy.c       kernels from source on a GPU: one variant compiled per new
  *                argument key, at the launch that needs it
- *   cache.c      the content-addressed JIT disk cache (+ sha256.c)
- *   launch.c     checked and raw launches
+ *   cpu_device.c the CPU interpreter as a device (rt_cpu_ops)
+ *
+ *   below both (no calls upward):
+ *   error.c      the per-thread message, status names, the allocator
+ *   driver.c     dlopen of libcuda, the dispatch table (cuda_api.h), init
+ *                once; CUresult -> name, text and status
+ *   meta.c       blk-meta line parsing (meta.h)
+ *   convert.c    argument conversion (ints, f64 -> f32/f16/bf16/f8 bits)
+ *   cache.c      the content-addressed JIT disk cache (+ sha256.c) and a
+ *                compiler hook's output through it
  *   tmap.c       TMA tensor maps: evaluation, eligibility, the encoding cache
- *   stream.c     streams and events;  graph.c  capture and replay
- *   cpu_device.c the CPU interpreter as a device (through the compiler hook)
- *   profile.c    NVTX ranges, the light profiler (BLK_PROFILE), blkrt_bench
  *
  * Every handle starts with a magic word naming its kind, so a NULL, garbage
  * or wrong-kind handle is reported, not followed. Destroying a handle clears
@@ -68,8 +83,6 @@ void *rt_aligned_alloc(size_t align, size_t n);
 void rt_free(void *p);
 void *rt_user_malloc(size_t n);
 void rt_libc_free(void *p);
-/* Frees what a compiler hook returned (source.c). */
-void rt_free_result(blkrt_compile_result *res);
 /* Test mode, per thread: the nth allocation from now (1 = the next) fails,
  * the others succeed; 0 = off. Returns how many allocations this thread made
  * since the previous call. */
@@ -86,11 +99,6 @@ long rt_alloc_fail_at(long nth);
 /* Size of the per-thread message buffer (blkrt_last_error). */
 #define RT_MSG_SIZE 8192
 blkrt_status rt_err(blkrt_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* A failed driver call: the status for r, message "<what>: <CUDA_ERROR_X> (<n>): <text>". */
-blkrt_status rt_cu_err(CUresult r, const char *what);
-/* Name and description of a CUresult (from the driver when loaded). */
-const char *rt_cu_name(CUresult r);
-const char *rt_cu_string(CUresult r);
 /* Append text to the current thread's message (e.g. a JIT log). */
 void rt_err_append(const char *text);
 
@@ -103,8 +111,13 @@ bool rt_driver_has_no_device(void);
 /* The table if the driver is already initialised, else NULL; never loads it. */
 const rt_cuda *rt_driver_peek(void);
 int rt_driver_version(void);
+/* A failed driver call: the status for r, message "<what>: <CUDA_ERROR_X> (<n>): <text>". */
+blkrt_status rt_cu_err(CUresult r, const char *what);
+/* Name and description of a CUresult (from the driver when loaded). */
+const char *rt_cu_name(CUresult r);
+const char *rt_cu_string(CUresult r);
 
-/* ---- the launch log (stream.c) ----
+/* ---- the launch log (gpu_stream.c) ----
  * The last RT_LAUNCH_LOG launches of a GPU device, so that a synchronisation
  * that fails or runs out of time can name the launch it was waiting for. A
  * record is "finished" once a synchronisation of its stream (or of the
@@ -180,10 +193,11 @@ typedef struct {
 
 /* ---- devices ---- */
 typedef struct rt_cpu_mem rt_cpu_mem;
+typedef struct rt_device_ops rt_device_ops;
 
 struct blkrt_device {
     uint32_t magic;
-    blkrt_device_kind kind;
+    const rt_device_ops *ops; /* what this kind of device does (rt_gpu_ops, rt_cpu_ops) */
     const rt_cuda *cu;       /* GPU: the dispatch table */
     CUdevice dev;
     CUcontext ctx;           /* the ordinal's primary context */
@@ -191,7 +205,7 @@ struct blkrt_device {
     int max_block[3];
     atomic_int children;     /* live modules, streams, events, graphs */
     rt_cpu_mem *cpu;         /* CPU: the allocation table */
-    rt_launch_log launches;  /* GPU: the last launches (stream.c) */
+    rt_launch_log launches;  /* GPU: the last launches (gpu_stream.c) */
     rt_tmap_cache tmaps;     /* GPU: encoded tensor maps (tmap.c) */
 };
 
@@ -225,8 +239,21 @@ static inline void rt_ctx_leave(blkrt_device *d, rt_ctx_scope *sc) {
     }
 }
 
+/* r = call, made with d's context current around it (rt_ctx_enter /
+ * rt_ctx_leave); r is the enter's error where that failed. */
+#define RT_CTX_CALL(d, r, call)                                                                                        \
+    do {                                                                                                               \
+        rt_ctx_scope rt_sc_;                                                                                           \
+        (r) = rt_ctx_enter((d), &rt_sc_);                                                                              \
+        if ((r) == RT_CUDA_SUCCESS) (r) = (call);                                                                      \
+        rt_ctx_leave((d), &rt_sc_);                                                                                    \
+    } while (0)
+
 /* Status for a device handle argument (names the function in the message). */
-blkrt_status rt_check_device(blkrt_device *d, const char *fn);
+static inline blkrt_status rt_check_device(blkrt_device *d, const char *fn) {
+    if (!RT_IS(d, RT_MAGIC_DEVICE)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a device handle", fn);
+    return BLKRT_OK;
+}
 
 /* ---- modules and kernels ---- */
 typedef struct {
@@ -300,39 +327,25 @@ struct blkrt_module {
     blkrt_module *next_copy;
 };
 
-/* Build the kernels of a loaded module from its parsed meta (GPU: looks up
- * every entry; lazy modules: none yet). Used by module.c, cpu_device.c and
- * lazy.c. */
+/* Build the kernels of a loaded module from its parsed meta (each variant
+ * bound by the device's bind_function; lazy modules: no variant yet). Used
+ * by the devices' loaders. */
 blkrt_status rt_module_bind_kernels(blkrt_module *m);
+/* Frees m and what it owns (the device's part through ops->release). */
 void rt_module_free(blkrt_module *m);
 blkrt_module *rt_module_new(blkrt_device *d);
-/* The last step of every load: kernels bound (under d's context), the
- * device's child count, *out; on error m is freed. */
-blkrt_status rt_module_finish_load(blkrt_module *m, blkrt_status st, blkrt_module **out);
-/* cuModuleLoadDataEx of image with error and info logs (the caller's
- * context must be current). *info_log (malloc'd) is set either way. */
-blkrt_status rt_load_image(blkrt_device *d, const void *image, const char *ptx_text, CUmodule *out, char **info_log);
 /* Remember where m came from, for its copies on other devices: PTX text or
  * a cubin image (with its blk-meta text or NULL), taking ownership of data;
  * or .blk source and its options (copied). Replaces an earlier origin.
  * BLKRT_ERR_OUT_OF_MEMORY (data freed) if the copy cannot be made. */
 blkrt_status rt_module_keep_image(blkrt_module *m, bool cubin, char *data, size_t len, const char *meta);
 blkrt_status rt_module_keep_source(blkrt_module *m, const char *source, size_t len, const blkrt_source_options *o);
-/* v's CUfunction in cu and its limits (the context must be current). */
-blkrt_status rt_bind_function(blkrt_module *m, CUmodule cu, rt_variant *v);
 
 /* ---- lazy.c ---- */
-/* A GPU module from source whose variants compile at first need: the
- * compiler's describe hook (through the cache) gives the kernels. */
-blkrt_status rt_lazy_load(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
-                          const char *cache_dir, blkrt_module **out);
 /* The variant of lazy kernel k for the argument key (d16, eq1: masks already
- * limited to may_d16 / may_eq1), compiled and loaded now if it is new. */
+ * limited to may_d16 / may_eq1), compiled and loaded now if it is new.
+ * (The rest of lazy.c is the GPU device's: gpu.h.) */
 blkrt_status rt_lazy_get(blkrt_kernel *k, uint64_t d16, uint64_t eq1, rt_variant **out);
-/* Unload every compiled variant's module (the context is entered here). */
-blkrt_status rt_lazy_unload(blkrt_module *m);
-void rt_lazy_free(blkrt_module *m);
-const char *rt_lazy_jit_log(blkrt_module *m);
 
 /* ---- tmap.c (the rest) ---- */
 /* Can every map of v be encoded for these arguments? Fills out[0..ntmaps)
@@ -365,7 +378,7 @@ struct blkrt_stream {
     blkrt_device *dev;
     CUstream cu;
     bool foreign;            /* adopted with blkrt_stream_wrap: never destroyed here */
-    /* capturing into a graph (GPU: set by graph.c, so launches are not
+    /* capturing into a graph (GPU: set by gpu_stream.c, so launches are not
      * logged); CPU device: launches recorded while capturing */
     bool capturing;
     rt_cpu_launch *cap_first, *cap_last;
@@ -385,36 +398,8 @@ struct blkrt_graph {
     rt_cpu_launch *cpu_first;  /* CPU: the recorded launches */
 };
 
-/* Resolve a stream argument for device d (NULL = default stream). */
+/* Resolve a stream argument for device d (NULL = default stream; stream.c). */
 blkrt_status rt_stream_for(blkrt_device *d, blkrt_stream *s, CUstream *out, const char *fn);
-/* Log a launch issued on cs (s: its handle or NULL; launches into a capture
- * are not logged: they run only when the graph does). */
-void rt_launch_logged(blkrt_device *d, blkrt_stream *s, CUstream cs, const char *kernel, const uint32_t grid[3],
-                      uint32_t threads);
-/* The seq of the newest launch: take it before a synchronisation ... */
-uint64_t rt_launch_mark(blkrt_device *d);
-/* ... and pass it after: r == SUCCESS marks the launches of cs (all: of
- * every stream) up to mark finished and returns OK; otherwise the error of
- * `call`, naming the oldest unfinished launch. */
-blkrt_status rt_synced(blkrt_device *d, CUstream cs, bool all, uint64_t mark, CUresult r, const char *call);
-/* rt_cu_err for a call on d that may report an earlier kernel's fault
- * (a synchronous copy): a fault code also names the oldest unfinished launch. */
-blkrt_status rt_cu_err_on(blkrt_device *d, CUresult r, const char *call);
-
-/* ---- cpu_device.c ---- */
-blkrt_status rt_cpu_open(blkrt_device *d);
-void rt_cpu_close(blkrt_device *d);
-blkrt_status rt_cpu_malloc(blkrt_device *d, size_t bytes, blkrt_ptr *out);
-blkrt_status rt_cpu_free(blkrt_device *d, blkrt_ptr p);
-/* A device range [p, p + bytes) inside one allocation, as a host pointer. */
-blkrt_status rt_cpu_range(blkrt_device *d, blkrt_ptr p, size_t bytes, void **host, const char *fn);
-blkrt_status rt_cpu_load_source(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
-                                blkrt_module **out);
-blkrt_status rt_cpu_launch_kernel(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
-                                  int nargs, blkrt_stream *s);
-blkrt_status rt_cpu_replay(rt_cpu_launch *first);
-void rt_cpu_free_launches(rt_cpu_launch *first);
-double rt_now_ms(void);
 
 /* ---- profile.c ----
  * rt_prof_active is nonzero while a tool takes NVTX ranges or the profiler
@@ -427,7 +412,8 @@ void rt_profile_init(void);
 typedef struct {
     char label[232];         /* "kernel[config]"; the config starts at cfg */
     int cfg;
-    bool timed;              /* events recorded (GPU) / t0 taken (CPU) */
+    bool timed;              /* events recorded / t0 taken (the device's timer_start) */
+    bool events;             /* timed by ev (a GPU), not by t0 (the host clock) */
     bool nvtx;               /* a range was pushed */
     CUevent ev[2];
     double t0;
@@ -441,8 +427,97 @@ void rt_prof_end(rt_prof_launch *p, blkrt_kernel *k, blkrt_stream *s, CUstream c
  * belong to its context). */
 void rt_prof_device_closing(blkrt_device *d);
 
+/* ---- the device operations table ----
+ * Everything that differs between a GPU (over the dlopen'd CUDA driver:
+ * gpu_*.c) and the CPU interpreter (cpu_device.c), as one table per kind,
+ * like a compiler's target struct. blkrt_device_open picks the table; every
+ * other file calls through d->ops and never asks which kind a device is.
+ * The public entry points (device.c, memory.c, module.c, ...) check handles
+ * and arguments first, in the same order for both kinds, so each function
+ * here gets valid handles of its own device; a device that cannot do a
+ * thing returns BLKRT_ERR_UNSUPPORTED with a message naming the way that
+ * works. */
+typedef enum { RT_COPY_HTOD, RT_COPY_DTOH, RT_COPY_DTOD, RT_MEMSET } rt_copy_kind;
+
+struct rt_device_ops {
+    /* devices: open fills d (info, limits) for ordinal; close frees what
+     * open made (the handle itself is freed by device.c) */
+    blkrt_status (*open)(blkrt_device *d, int ordinal);
+    blkrt_status (*close)(blkrt_device *d);
+    blkrt_status (*synchronize)(blkrt_device *d);
+    blkrt_status (*synchronize_timeout)(blkrt_device *d, uint32_t timeout_ms, const char *fn);
+    blkrt_status (*set_step_limit)(blkrt_device *d, uint64_t steps);
+    /* "GPU 2", "the CPU device": d in messages */
+    const char *(*where)(const blkrt_device *d, char *buf, size_t n);
+    /* blkrt_bench's default cache flush: bytes of a buffer that evicts the caches */
+    size_t (*flush_bytes)(blkrt_device *d);
+    /* a blkrt_ptr is a host address (host arrays may be passed as pointers) */
+    bool host_memory;
+
+    /* memory: bytes > 0, p != 0; copy gets bytes > 0, the host pointer
+     * checked, cs resolved from s (async only) */
+    blkrt_status (*mem_alloc)(blkrt_device *d, size_t bytes, blkrt_ptr *out);
+    blkrt_status (*mem_free)(blkrt_device *d, blkrt_ptr p);
+    blkrt_status (*copy)(blkrt_device *d, rt_copy_kind kind, bool async, blkrt_ptr dptr, void *host, blkrt_ptr sptr,
+                         uint8_t value, size_t bytes, blkrt_stream *s, CUstream cs, const char *fn);
+
+    /* modules: the loaders get checked, non-empty input and *out = NULL;
+     * bind_function binds variant v to its entry in cu (a GPU: under the
+     * context, entered by the caller), bind_entry the same for an entry
+     * without blk-meta (entering the context itself); unload is the
+     * device's part of blkrt_module_unload (driver modules), release the
+     * device's part of freeing a module (no driver calls) */
+    blkrt_status (*load_ptx)(blkrt_device *d, const char *ptx, size_t len, blkrt_module **out);
+    blkrt_status (*load_cubin)(blkrt_device *d, const void *image, size_t size, const char *meta, blkrt_module **out);
+    blkrt_status (*load_source)(blkrt_device *d, const blkrt_compiler *c, const blkrt_compile_request *req,
+                                const char *cache_dir, blkrt_module **out);
+    blkrt_status (*bind_function)(blkrt_module *m, CUmodule cu, rt_variant *v);
+    blkrt_status (*bind_entry)(blkrt_module *m, rt_variant *v);
+    blkrt_status (*unload)(blkrt_module *m);
+    void (*release)(blkrt_module *m);
+    const char *(*jit_log)(blkrt_module *m);
+
+    /* launches: launch gets a fully checked launch (variant v, the
+     * converted params[0..nargs), the variant's maps ta, cs from s) and
+     * does the profiler's begin/end when prof; launch_raw the same for
+     * blkrt_launch_raw (threads: the block's, checked), NULL where a
+     * device launches checked kernels only */
+    blkrt_status (*launch)(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
+                           int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs, bool prof);
+    blkrt_status (*launch_raw)(blkrt_kernel *k, rt_variant *v, const uint32_t grid[3], const uint32_t block[3],
+                               uint32_t shared_bytes, void **params, blkrt_stream *s, CUstream cs, uint32_t threads);
+    /* the profiler's timing of one launch: sets p->timed (and p->events) */
+    void (*timer_start)(blkrt_device *d, rt_prof_launch *p, CUstream cs);
+
+    /* streams and events: create/destroy get the handle with magic and dev
+     * set (create's is freed by the caller on error); cs is resolved */
+    blkrt_status (*stream_create)(blkrt_stream *s);
+    blkrt_status (*stream_wrap)(blkrt_device *d, uint64_t custream, blkrt_stream **out);
+    blkrt_status (*stream_destroy)(blkrt_stream *s);
+    blkrt_status (*stream_synchronize)(blkrt_stream *s);
+    blkrt_status (*stream_synchronize_timeout)(blkrt_device *d, CUstream cs, uint32_t timeout_ms, const char *fn);
+    blkrt_status (*event_create)(blkrt_event *e);
+    blkrt_status (*event_destroy)(blkrt_event *e);
+    blkrt_status (*event_record)(blkrt_event *e, CUstream cs);
+    blkrt_status (*event_synchronize)(blkrt_event *e);
+    blkrt_status (*event_elapsed_ms)(blkrt_event *start, blkrt_event *end, float *ms);
+
+    /* graphs: capture_end fills g (allocated by the caller, freed by it on
+     * error); capture_abandon ends a capture that has no graph to go to */
+    blkrt_status (*capture_begin)(blkrt_stream *s);
+    blkrt_status (*capture_end)(blkrt_stream *s, blkrt_graph *g);
+    void (*capture_abandon)(blkrt_stream *s);
+    blkrt_status (*graph_launch)(blkrt_graph *g, blkrt_stream *s, CUstream cs);
+    blkrt_status (*graph_destroy)(blkrt_graph *g);
+};
+
+extern const rt_device_ops rt_gpu_ops; /* gpu_device.c */
+extern const rt_device_ops rt_cpu_ops; /* cpu_device.c */
+
 /* ---- source.c ---- */
 const blkrt_compiler *rt_compiler(void);
+
+/* ---- cache.c: a compiler hook through the disk cache ---- */
 /* A hook's output for req through the disk cache in dir (NULL: no cache):
  * kind "ptx" (compile_ptx) or "meta" (describe) is part of the cache key.
  * On failure the message is "<path>: compiling [<what> ]for <arch> failed:"
@@ -450,8 +525,12 @@ const blkrt_compiler *rt_compiler(void);
  * *text is malloc'd. */
 blkrt_status rt_compile_cached(const blkrt_compiler *c, const char *kind, const blkrt_compile_request *req,
                                const char *dir, const char *what, char **text, size_t *len);
+/* Frees what a compiler hook returned. */
+void rt_free_result(blkrt_compile_result *res);
 
 /* ---- small helpers (error.c) ---- */
 char *rt_strndup(const char *s, size_t n);
+/* CLOCK_MONOTONIC in milliseconds. */
+double rt_now_ms(void);
 
 #endif

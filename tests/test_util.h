@@ -6,6 +6,7 @@
  *   CHECK_TEXT(got, want)       two strings equal, both printed if not
  *   return test_finish("name"); "name: ok" on stdout, exit status 0; or
  *                               "name: N failure(s)" on stderr, status 1
+ *   test_read_file(path, &len)  a file's text (malloc'd, NUL-terminated)
  *
  * The message's arguments are evaluated only when the check fails. A test
  * that fails in bulk (an exhaustive sweep) may define TEST_REPORT_LIMIT
@@ -17,13 +18,14 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #ifndef TEST_REPORT_LIMIT
 #define TEST_REPORT_LIMIT INT_MAX
 #endif
 
-static int failures;
+__attribute__((unused)) static int failures; /* unused where a program takes only test_read_file */
 
 /* CHECK with one argument or with a message: picked by the argument count
  * (up to 32 message arguments). */
@@ -67,6 +69,25 @@ __attribute__((unused)) static int test_finish(const char *name) {
     }
     printf("%s: ok\n", name);
     return 0;
+}
+
+/* A file's text, NUL-terminated (malloc'd; NULL if it cannot be read);
+ * *len its length where len is not NULL. */
+__attribute__((unused)) static char *test_read_file(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
+        free(s);
+        s = NULL;
+    }
+    fclose(f);
+    if (s) s[n] = 0;
+    if (s && len) *len = (size_t)n;
+    return s;
 }
 
 #endif

@@ -35,23 +35,6 @@ static double now_ms(void) {
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
-
 static void has(const char *what, const char *text) {
     CHECK(strstr(blkrt_last_error(), text) != NULL, "%s: the message\n  %s\nlacks\n  %s", what, blkrt_last_error(),
           text);
@@ -152,7 +135,7 @@ int main(int argc, char **argv) {
     }
     fake = fake_api_load(&F) == 0;
     size_t len;
-    char *ptx = read_file(argv[2], &len);
+    char *ptx = test_read_file(argv[2], &len);
     if (!ptx) {
         fprintf(stderr, "cannot read %s\n", argv[2]);
         return 1;

@@ -1,7 +1,7 @@
 /* diff_common.h — what the differential testers (index_diff.c, kernel_diff.c)
- * share: a seeded random generator (kernel K of seed S is a function of
- * (S, K) alone), a growing string buffer for kernel sources, a clock, and the
- * arch blk compiles for on a device. Header-only (static functions): each
+ * share (and gpu_check with them): a seeded random generator (kernel K of
+ * seed S is a function of (S, K) alone), a growing string buffer for kernel
+ * sources, a clock, the arch blk compiles for on a device, opening it. Header-only (static functions): each
  * tester is one translation unit, also inside the multi-call gpu_tools. */
 #ifndef BLK_DIFF_COMMON_H
 #define BLK_DIFF_COMMON_H
@@ -16,9 +16,13 @@
 
 #include "blk/blkrt.h"
 
-/* LLVM's static libraries call arc4random (glibc 2.36); defined here the
- * static bundle needs only glibc 2.34 (see gpu_check.c). In the multi-call
- * binary (INDEX_DIFF_MULTICALL) gpu_check.c defines it. */
+/* LLVM's static libraries here were built against glibc 2.36 and call
+ * arc4random (GLIBC_2.36). Defining it in the executable resolves those
+ * calls at link time, so the static bundle needs only glibc 2.34 (Ubuntu
+ * 22.04 has 2.35). Quality is irrelevant: LLVM seeds hashing with it. One
+ * file of each program defines it: the testers' main file; in gpu_check and
+ * the multi-call binary (INDEX_DIFF_MULTICALL), gpu_check.c. Other files
+ * define DIFF_NO_ARC4RANDOM first. */
 #if !defined(INDEX_DIFF_MULTICALL) && !defined(DIFF_NO_ARC4RANDOM)
 uint32_t arc4random(void) {
     uint32_t v = 0;
@@ -91,6 +95,29 @@ static inline const char *backend_arch(const char *arch) {
     if (sm >= 80) return "sm_80";
     return NULL;
 }
+/* Open GPU `ordinal` (cpu: the CPU interpreter device) into *dev and its
+ * info: 0; 77 with "skipped: ..." without a driver or that GPU; 1 with the
+ * error printed if it does not open. */
+static inline int diff_open_device(bool cpu, int ordinal, blkrt_device **dev, blkrt_device_info *info) {
+    if (!cpu) {
+        int count = 0;
+        blkrt_status st = blkrt_device_count(&count);
+        if (st != BLKRT_OK || count == 0) {
+            printf("skipped: no CUDA driver/GPU (%s)\n", st ? blkrt_last_error() : "the driver reports 0 devices");
+            return 77;
+        }
+        if (ordinal >= count) {
+            printf("skipped: no GPU %d (%d visible)\n", ordinal, count);
+            return 77;
+        }
+    }
+    if (blkrt_device_open(cpu ? BLKRT_DEVICE_CPU : ordinal, dev) || blkrt_device_get_info(*dev, info)) {
+        printf("error: opening the device: %s\n", blkrt_last_error());
+        return 1;
+    }
+    return 0;
+}
+
 /* Kernel `name` on dev: from `ptx` (a GPU), or from the source `src` on the
  * CPU interpreter device (ptx NULL). false with the reason in err. */
 static inline bool diff_load_kernel(blkrt_device *dev, const char *ptx, const char *src, const char *name,

@@ -1,6 +1,7 @@
 /* gpu_kernels.h — the table gpu_check runs: one row per stdlib kernel.
  *
- * Included once, by gpu_check.c (it defines gk_kernel and the TOL_* macros).
+ * Included once, by gpu_suite.c (gpu_check.h defines gk_kernel and the TOL_*
+ * macros).
  * Adding a kernel is adding a row:
  *
  *   {"file.blk", "kernel",

@@ -218,22 +218,6 @@ static void test_peers(void) {
     free(pattern);
 }
 
-static char *read_file(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = n > 0 ? malloc((size_t)n + 1) : NULL;
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = 0, *len = (size_t)n;
-    return s;
-}
-
 int main(int argc, char **argv) {
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
@@ -251,7 +235,7 @@ int main(int argc, char **argv) {
     }
     if (ngpu > MAX_GPUS) ngpu = MAX_GPUS;
     size_t len = 0;
-    char *ptx = read_file(path, &len);
+    char *ptx = test_read_file(path, &len);
     if (!ptx) {
         fprintf(stderr, "test_gpu_multi: cannot read %s\n", path);
         return 1;

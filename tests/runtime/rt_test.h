@@ -78,24 +78,6 @@ __attribute__((unused)) static void remove_cache_dir(const char *dir) {
     rmdir(dir);
 }
 
-/* A file's text, NUL-terminated (malloc'd; NULL if it cannot be read). */
-__attribute__((unused)) static char *rt_read_text(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-        free(s);
-        s = NULL;
-    }
-    fclose(f);
-    if (s) s[n] = 0;
-    *len = (size_t)n;
-    return s;
-}
-
 /* Load text as a PTX module (fails the test if it does not load). */
 __attribute__((unused)) static blkrt_module *load_ptx(blkrt_device *d, const char *text) {
     blkrt_module *m = NULL;

@@ -320,7 +320,7 @@ static void threads(void) {
 int main(int argc, char **argv) {
     const char *stdlib = argc > 1 ? argv[1] : "stdlib";
     snprintf(elementwise_path, sizeof elementwise_path, "%s/elementwise.blk", stdlib);
-    elementwise = rt_read_text(elementwise_path, &elementwise_len);
+    elementwise = test_read_file(elementwise_path, &elementwise_len);
     if (!elementwise) {
         fprintf(stderr, "cannot read %s\n", elementwise_path);
         return 1;

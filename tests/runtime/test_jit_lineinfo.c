@@ -36,7 +36,7 @@ int main(int argc, char **argv) {
     char path[4096];
     snprintf(path, sizeof path, "%s/elementwise.blk", stdlib);
     size_t len;
-    char *text = rt_read_text(path, &len);
+    char *text = test_read_file(path, &len);
     CHECK(text != NULL, "read %s", path);
     if (!text) return test_finish("test_jit_lineinfo");
 

@@ -344,7 +344,7 @@ static blkrt_module *load_std(blkrt_device *cpu, const char *stdlib, const char 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", stdlib, file);
     size_t len;
-    char *text = rt_read_text(path, &len);
+    char *text = test_read_file(path, &len);
     CHECK(text != NULL, "read %s", path);
     if (!text) return NULL;
     blkrt_define def = {.name = "BLOCK", .ival = block};

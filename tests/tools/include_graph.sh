@@ -22,6 +22,11 @@
 #    A new folder, or a root file not named here, fails until it is placed.
 # 2. No C source (.c .h .re .y .def) under compiler/ or runtime/ is over
 #    MAX_LINES lines, save the files in ALLOW below, each with its reason.
+# 3. The runtime reaches a device through its operations table (rt.h): only
+#    the GPU's files (gpu_*.c, lazy.c) include gpu.h; only device.c (which
+#    picks a table at open) and the tables' own files name rt_gpu_ops or
+#    rt_cpu_ops; BLKRT_KIND_ appears only where a device fills its public
+#    blkrt_device_info (no file asks which kind a device is).
 # Fails naming each include and each file that breaks a rule.
 src=${1:-.}
 cd "$src" || exit 2
@@ -81,5 +86,16 @@ for f in $files; do
   for a in $ALLOW; do [ "${a%%:*}" = "$f" ] && limit=${a#*:}; done
   [ "$n" -le "$limit" ] || { echo "FAIL: $f has $n lines (at most $limit: split it by idea)"; fail=1; }
 done
-[ $fail = 0 ] && echo "include graph and file sizes: ok"
+for f in $(grep -l '#include "gpu.h"' runtime/*.c runtime/*.h 2>/dev/null); do
+  case $f in runtime/gpu_*.c|runtime/lazy.c) ;; *) echo "FAIL: $f includes gpu.h (the GPU device's own header)"; fail=1 ;; esac
+done
+for f in $(grep -l 'rt_gpu_ops\|rt_cpu_ops' runtime/*.c 2>/dev/null); do
+  case $f in runtime/device.c|runtime/gpu_*.c|runtime/lazy.c|runtime/cpu_device.c) ;;
+    *) echo "FAIL: $f names a device table (go through d->ops)"; fail=1 ;;
+  esac
+done
+grep -n 'BLKRT_KIND_' runtime/*.c | grep -v 'in->kind = BLKRT_KIND_' | while read -r l; do
+  echo "FAIL: $l: a test of a device's kind (go through d->ops)"
+done | grep . && fail=1
+[ $fail = 0 ] && echo "include graph, file sizes and device tables: ok"
 exit $fail

@@ -43,16 +43,7 @@ static void add(wordset *s, const char *w, size_t n) {
 static char *read_repo_file(const char *root, const char *rel) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", root, rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
+    return test_read_file(path, NULL);
 }
 
 /* Words of the given delimited list: separated by any of `seps`. */
