@@ -77,6 +77,10 @@ typedef struct {
     LLVMBasicBlockRef ws_producer; /* where the entry sends the producer */
     bool *ws_mark;                 /* by value id: top-level values the producer recomputes */
     LLVMValueRef ws_bars;          /* its full and empty mbarriers (static shared memory) */
+    ir_inst *ws_outer;             /* the top-level loop around ws_loop (a persistent tile
+                                    * loop), or NULL */
+    LLVMValueRef ws_count;         /* with ws_outer: i32 alloca, the consumers' iterations of
+                                    * ws_loop in earlier tiles (slots and phases run on) */
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */

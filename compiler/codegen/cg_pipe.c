@@ -434,12 +434,10 @@ static void opaque_inits(cg_ctx *C, ir_inst *loop) {
     }
 }
 
-void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
-    if (!loop_has(C, loop) || C->failed) return;
-    LLVMBuilderRef b = C->b;
+/* The resident tiles of loop's operands: reserved now (after `reserved`
+ * bytes), hoisted ones stored; true when some were hoisted. */
+static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step, int reserved) {
     ir_region *body = loop->regions[0];
-    int reserved = C->smem_reserved;
-    cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
     bool hoisted = false;
     for (ir_inst *in = body->first; in; in = in->next) {
         ir_value *cand[2];
@@ -453,7 +451,7 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
             if (!e || e->loop != loop || v->id >= C->num_values || C->tiles[v->id]) continue;
             if (load != (e->kind == PL_RING)) continue;
             struct cg_tile *rt = ARENA_NEW(C->a, struct cg_tile);
-            if (!rt) { C->failed = true; return; }
+            if (!rt) { C->failed = true; return hoisted; }
             blk_dtype dt = (blk_dtype)v->type.dtype;
             int role = 0;
             wg_plan wp;
@@ -477,11 +475,58 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
             C->tiles[v->id] = rt;
         }
     }
+    return hoisted;
+}
+
+/* A persistent kernel's tile loop around the warp-specialized loop
+ * (C->ws_outer): the rings are reserved before it and handed to the
+ * producer once, and stay its until the tile loop ends — the producer
+ * fills the next tile's slots while the consumers finish this one. */
+static void outer_begin(cg_ctx *C, ir_inst *outer) {
+    ir_inst *loop = C->ws_loop;
+    int reserved = C->smem_reserved;
+    cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
+    make_tiles(C, loop, NULL, NULL, NULL, reserved);
     ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop);
+    for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
+    cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+    cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
+    (void)outer;
+}
+
+static void release_tiles(cg_ctx *C, ir_inst *loop) {
+    for (int i = 0; i < C->num_values; i++) {
+        struct cg_tile *t = C->tiles[i];
+        if (!t || t->e->loop != loop) continue;
+        C->smem_reserved = t->reserved_before;
+        t->live = false;
+        C->tiles[i] = NULL;
+    }
+}
+
+void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
+    if (loop == C->ws_outer && !C->failed) outer_begin(C, loop);
+    if (!loop_has(C, loop) || C->failed) return;
+    LLVMBuilderRef b = C->b;
+    bool ws = loop == C->ws_loop, nested = ws && C->ws_outer;
+    ir_inst *rings[16];
+    bool hoisted = false;
+    if (nested) { /* the tiles exist (outer_begin): this tile's bounds */
+        int nr = loop_rings(C, loop, rings, 16);
+        for (int r = 0; r < nr; r++) {
+            struct cg_tile *t = tile_of(C, rings[r]->results[0]);
+            t->lb = lb, t->ub = ub, t->step = step;
+        }
+    } else {
+        int reserved = C->smem_reserved;
+        cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
+        hoisted = make_tiles(C, loop, lb, ub, step, reserved);
+    }
     int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
     struct cg_tile *tm = loop_tma(C, rings, nr);
-    bool ws = loop == C->ws_loop;
-    if (tm && ws) {
+    if (nested) {
+    } else if (tm && ws) {
         /* the barriers were initialised at the kernel's entry (cg_ws.c):
          * meet the producer once this memory is no longer scratch */
         int S = cg_pipe_stages(C, loop);
@@ -545,13 +590,16 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
          * are complete (cg_ws.c), then every thread waits for its tiles */
         int L = loop_in_flight(C, loop) ? 2 : 1;
         LLVMValueRef it32 = LLVMBuildTrunc(b, it, C->i32, "");
-        LLVMValueRef rslot = LLVMBuildURem(b, LLVMBuildAdd(b, it32, cg_const_i32(C, S - L), ""), cg_const_i32(C, S), "");
+        /* g: this iteration's place in the producer's sequence (in a tile
+         * loop, the iterations of earlier tiles come first) */
+        LLVMValueRef g = C->ws_count ? LLVMBuildAdd(b, LLVMBuildLoad2(b, C->i32, C->ws_count, ""), it32, "") : it32;
+        LLVMValueRef rslot = LLVMBuildURem(b, LLVMBuildAdd(b, g, cg_const_i32(C, S - L), ""), cg_const_i32(C, S), "");
         LLVMValueRef past = LLVMBuildICmp(b, LLVMIntSGE, it32, cg_const_i32(C, L), "");
         LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
         LLVMValueRef rel = LLVMBuildZExt(b, LLVMBuildAnd(b, past, lead, ""), C->i32, "");
         cg_mbar_arrive(C, cg_mbar_at(C, cg_ws_empties(C, tm->mbar, S), rslot), rel);
-        LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
-        LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
+        slot = LLVMBuildURem(b, g, cg_const_i32(C, S), "");
+        LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildUDiv(b, g, cg_const_i32(C, S), ""), cg_const_i32(C, 1), "");
         cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
         return;
@@ -584,7 +632,37 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     fill_slot(C, loop, rings, nr, ivn, pslot, go);
 }
 
+/* A tile's last L iterations were not released at a later iteration's
+ * top: release them now (their groups completed: cg_pipe_results comes
+ * first), then count the tile's iterations. */
+static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
+    LLVMBuilderRef b = C->b;
+    int S = cg_pipe_stages(C, loop), L = loop_in_flight(C, loop) ? 2 : 1;
+    LLVMValueRef span = LLVMBuildSub(b, LLVMBuildAdd(b, t0->ub, LLVMBuildSub(b, t0->step, LLVMConstInt(C->i64, 1, 0), ""), ""),
+                                     t0->lb, "");
+    LLVMValueRef n64 = LLVMBuildSDiv(b, span, t0->step, "");
+    LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, t0->ub, t0->lb, "");
+    LLVMValueRef n = LLVMBuildSelect(b, pos, LLVMBuildTrunc(b, n64, C->i32, ""), cg_const_i32(C, 0), "");
+    LLVMValueRef base = LLVMBuildLoad2(b, C->i32, C->ws_count, "");
+    LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
+    LLVMValueRef empty = cg_ws_empties(C, t0->mbar, S);
+    for (int d = 1; d <= L; d++) {
+        LLVMValueRef idx = LLVMBuildSub(b, n, cg_const_i32(C, d), "");
+        LLVMValueRef on = LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSGE, idx, cg_const_i32(C, 0), ""), "");
+        LLVMValueRef slot = LLVMBuildURem(b, LLVMBuildAdd(b, base, LLVMBuildSelect(b, on, idx, cg_const_i32(C, 0), ""), ""),
+                                          cg_const_i32(C, S), "");
+        LLVMValueRef bar = cg_mbar_at(C, empty, slot);
+        cg_mbar_arrive(C, bar, LLVMBuildZExt(b, on, C->i32, ""));
+    }
+    LLVMBuildStore(b, LLVMBuildAdd(b, base, n, ""), C->ws_count);
+}
+
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
+    if (loop == C->ws_outer && !C->failed) { /* the tile loop: the rings are scratch again */
+        cg_barrier(C);
+        release_tiles(C, C->ws_loop);
+        return;
+    }
     if (!loop_has(C, loop) || C->failed) return;
     C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
@@ -592,7 +670,10 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     bool ws = loop == C->ws_loop;
     if (nr && !ws) async_wait(C, 0); /* no copy may land in memory reused next */
     struct cg_tile *tm = loop_tma(C, rings, nr);
-    if (tm && ws) {
+    if (tm && ws && C->ws_outer) {
+        tile_done(C, loop, tm);
+        return; /* the rings stay the producer's until the tile loop ends */
+    } else if (tm && ws) {
         /* nothing: the producer's last box landed before the consumers'
          * last wait, and its barriers live outside this memory (cg_ws.c) */
     } else if (tm) {
@@ -603,13 +684,7 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
         for (int j = 0; j < cg_pipe_stages(C, loop); j++) cg_mbar_inval(C, cg_mbar_at(C, tm->mbar, cg_const_i32(C, j)), t0);
     }
     cg_barrier(C);
-    for (int i = 0; i < C->num_values; i++) {
-        struct cg_tile *t = C->tiles[i];
-        if (!t || t->e->loop != loop) continue;
-        C->smem_reserved = t->reserved_before;
-        t->live = false;
-        C->tiles[i] = NULL;
-    }
+    release_tiles(C, loop);
 }
 
 

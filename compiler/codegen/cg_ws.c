@@ -65,24 +65,32 @@ static bool has_exit(const ir_region *r) {
  * or pure scalar arithmetic at the kernel's top level or in the body (the
  * body's part eval_at recomputes per iteration); the top-level
  * definitions are marked for the producer to lower. */
-static bool slice_ok(cg_ctx *C, ir_inst *loop, ir_value *v, bool *mark) {
-    ir_region *top = C->f->body, *body = loop->regions[0];
+static bool slice_ok(cg_ctx *C, ir_inst *loop, ir_inst *outer, ir_value *v, bool *mark) {
+    ir_region *top = C->f->body, *body = loop->regions[0], *obody = outer ? outer->regions[0] : NULL;
     for (int k = 0; k < top->args.len; k++)
         if (top->args.data[k] == v) return true;
-    if (v == body->args.data[0]) return true;
+    if (v == body->args.data[0] || (obody && v == obody->args.data[0])) return true;
     ir_inst *d = v->def;
     if (!d || v->id < 0 || v->id >= C->num_values) return false;
     if (mark[v->id]) return true;
-    if (d->parent != top && d->parent != body) return false;
+    if (d->parent != top && d->parent != body && (!obody || d->parent != obody)) return false;
     if (v->type.rank || d->num_regions || !(ir_op_table[d->op].flags & OPF_PURE)) return false;
-    if (d->parent == top) mark[v->id] = true;
+    if (d->parent != body) mark[v->id] = true;
     for (int k = 0; k < d->num_operands; k++)
-        if (!slice_ok(C, loop, d->operands[k], mark)) return false;
+        if (!slice_ok(C, loop, outer, d->operands[k], mark)) return false;
     return true;
 }
 
-/* why loop cannot take a producer ("" when it has no TMA ring), or NULL */
-static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark) {
+static bool has_hoist(cg_ctx *C, ir_inst *loop) {
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind == PL_HOIST && C->pl->e[i].loop == loop) return true;
+    return false;
+}
+
+/* why loop cannot take a producer ("" when it has no TMA ring), or NULL;
+ * *outer: the top-level loop around it (a persistent kernel's tile loop)
+ * or NULL */
+static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark, ir_inst **outer) {
     int tma = 0, other = 0;
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
         if (i->op != IR_LOAD && i->op != IR_DESC_LOAD) continue;
@@ -94,18 +102,42 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark) {
     if (!tma) return "";
     if (other) return "a ring of it is filled by cp.async (the producer issues TMA only)";
     if (C->num_warps % 4) return "num_warps is not a multiple of 4";
-    if (loop->parent != C->f->body) return "it is nested in other control flow";
+    ir_inst *o = loop->parent->parent, *top = loop;
+    *outer = NULL;
+    if (loop->parent != C->f->body) {
+        /* a loop in a top-level loop's body: the producer runs the outer
+         * loop too, and the rings stay the producer's across it (their
+         * memory is reserved for the whole outer loop) */
+        if (!o || o->op != IR_FOR || o->parent != C->f->body) return "it is nested in other control flow";
+        if (has_exit(o->regions[0])) return "its enclosing loop may break or return";
+        if (has_hoist(C, loop)) return "it is nested in a loop and keeps operands resident across its iterations";
+        /* the rings stay reserved through the tile's epilogue, which may
+         * stage the tile through shared memory (2 bytes an element: its
+         * store as bf16): both must fit */
+        int64_t ring = 0, tile = 0;
+        for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+            if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop)
+                ring += (int64_t)C->pl->e[i].stages * C->pl->e[i].bytes;
+        for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+            if (i->op == IR_DOT) tile += 2 * ir_numel(i->results[0]->type);
+        if (ring + tile > C->tgt->smem_optin_max)
+            return "it is nested in a loop, and its rings and the tile's epilogue would not fit in shared memory "
+                   "together (fewer stages would)";
+        *outer = top = o;
+    }
     if (has_exit(loop->regions[0])) return "it may break or return";
-    for (ir_inst *i = C->f->body->first; i != loop; i = i->next)
+    for (ir_inst *i = C->f->body->first; i != top; i = i->next)
         if (i->num_regions && has_exit(i->regions[0])) return "the kernel may return before it";
     memset(mark, 0, sizeof(bool) * (size_t)(C->num_values + 1));
     for (int k = 0; k < 3; k++)
-        if (!slice_ok(C, loop, loop->operands[k], mark)) return "its bounds are not scalar arithmetic on arguments";
+        if (!slice_ok(C, loop, *outer, loop->operands[k], mark) ||
+            (*outer && !slice_ok(C, loop, *outer, (*outer)->operands[k], mark)))
+            return "its bounds are not scalar arithmetic on arguments";
     for (int j = 0; j < C->num_tma; j++) {
         if (C->tma[j].ld->parent != loop->regions[0]) continue;
         ir_value *need[3] = {C->tma[j].off[0], C->tma[j].off[1], C->tma[j].z};
         for (int k = 0; k < 3; k++)
-            if (need[k] && !slice_ok(C, loop, need[k], mark))
+            if (need[k] && !slice_ok(C, loop, *outer, need[k], mark))
                 return "a box coordinate is not scalar arithmetic on arguments and the induction variable";
     }
     return NULL;
@@ -119,12 +151,14 @@ static void plan_region(cg_ctx *C, ir_region *r) {
         if (in->op != IR_FOR) continue;
         bool *mark = ARENA_ARRAY(C->a, bool, C->num_values + 1); /* the slice of this loop */
         if (!mark) { C->failed = true; return; }
-        const char *why = consider(C, in, mark);
+        ir_inst *outer = NULL;
+        const char *why = consider(C, in, mark, &outer);
         if (!why && C->ws_loop) why = "the kernel's producer serves an earlier loop";
         if (why && *why && C->remarks)
             diag_remark(C->diag, in->loc, "loop in %s: no producer warpgroup: %s", C->entry ? C->entry : C->f->name, why);
         if (why) continue;
         C->ws_loop = in;
+        C->ws_outer = outer;
         C->ws_mark = mark;
         if (C->remarks & CG_REMARKS)
             diag_remark(C->diag, in->loc,
@@ -138,6 +172,8 @@ void cg_ws_plan(cg_ctx *C) {
     C->ws_loop = NULL;
     C->ws_producer = NULL;
     C->ws_bars = NULL;
+    C->ws_outer = NULL;
+    C->ws_count = NULL;
     const char *off = getenv("BLK_DISABLE_WS");
     if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
     plan_region(C, C->f->body);
@@ -178,6 +214,10 @@ void cg_ws_entry(cg_ctx *C) {
     if (!C->ws_loop || C->failed) return;
     LLVMBuilderRef b = C->b;
     init_barriers(C);
+    if (C->ws_outer) { /* LLVM promotes it to a register: an alloca keeps the tile loop's IR as it is */
+        C->ws_count = LLVMBuildAlloca(b, C->i32, "ws.count");
+        LLVMBuildStore(b, cg_const_i32(C, 0), C->ws_count);
+    }
     C->ws_producer = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.producer");
     LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.consumer");
     LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
@@ -224,20 +264,48 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     int nrm = C->num_remat, crm = C->cap_remat, npend = C->num_wg_pending;
     C->remat = NULL, C->num_remat = 0, C->cap_remat = 0, C->num_wg_pending = 0;
     ir_region *top = C->f->body;
+    ir_inst *outer = C->ws_outer, *first = outer ? outer : loop;
     for (int i = 0; i < C->num_values; i++)
         if (C->ws_mark[i]) C->vals[i] = (cg_val){0};
-    for (ir_inst *in = top->first; in && in != loop; in = in->next)
+    for (ir_inst *in = top->first; in && in != first; in = in->next)
         if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+    /* g counts the iterations of `loop` issued so far: slot g % S, phase g / S */
+    LLVMValueRef g0 = cg_const_i32(C, 0), g_out = NULL, ophi_g = NULL, oiv = NULL, ostep = NULL;
+    LLVMBasicBlockRef ohead = NULL, odone = NULL;
+    if (outer) {
+        LLVMValueRef olb = as_i64(C, outer->operands[0]), oub = as_i64(C, outer->operands[1]);
+        ostep = as_i64(C, outer->operands[2]);
+        LLVMBasicBlockRef opre = LLVMGetInsertBlock(b);
+        ohead = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.ohead");
+        LLVMBasicBlockRef obody = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.obody");
+        odone = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.odone");
+        LLVMBuildBr(b, ohead);
+        LLVMPositionBuilderAtEnd(b, ohead);
+        oiv = LLVMBuildPhi(b, C->i64, "ws.oiv");
+        ophi_g = LLVMBuildPhi(b, C->i32, "ws.og");
+        LLVMAddIncoming(oiv, &olb, &opre, 1);
+        LLVMAddIncoming(ophi_g, &g0, &opre, 1);
+        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, oiv, oub, ""), obody, odone);
+        LLVMPositionBuilderAtEnd(b, obody);
+        ir_value *oivv = outer->regions[0]->args.data[0];
+        cg_val x = cg_new_val(C, 1, NULL);
+        blk_dtype ot = (blk_dtype)oivv->type.dtype;
+        x.v[0] = dtype_bits(ot) < 64 ? LLVMBuildTrunc(b, oiv, cg_type(C, ot), "") : oiv;
+        C->vals[oivv->id] = x;
+        for (ir_inst *in = outer->regions[0]->first; in && in != loop; in = in->next)
+            if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+        g0 = ophi_g;
+    }
     LLVMValueRef lb = as_i64(C, loop->operands[0]), ub = as_i64(C, loop->operands[1]), step = as_i64(C, loop->operands[2]);
 
-    /* for (i = 0, iv = lb; iv < ub; i++, iv += step) */
+    /* for (iv = lb; iv < ub; iv += step, g++) */
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.head");
     LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.body");
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.done");
     LLVMBuildBr(b, head);
     LLVMPositionBuilderAtEnd(b, head);
-    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "ws.iv"), it = LLVMBuildPhi(b, C->i32, "ws.i");
+    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "ws.iv"), it = LLVMBuildPhi(b, C->i32, "ws.g");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), body, done);
     LLVMPositionBuilderAtEnd(b, body);
     LLVMValueRef slot = LLVMBuildURem(b, it, cg_const_i32(C, S), "");
@@ -249,8 +317,17 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
     LLVMBuildBr(b, head);
     LLVMAddIncoming(iv, (LLVMValueRef[]){lb, ivn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    LLVMAddIncoming(it, (LLVMValueRef[]){cg_const_i32(C, 0), itn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
+    LLVMAddIncoming(it, (LLVMValueRef[]){g0, itn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
     LLVMPositionBuilderAtEnd(b, done);
+    if (outer) {
+        g_out = it; /* the count when the inner loop ends */
+        LLVMValueRef oivn = LLVMBuildAdd(b, oiv, ostep, "");
+        LLVMBasicBlockRef olatch = LLVMGetInsertBlock(b);
+        LLVMBuildBr(b, ohead);
+        LLVMAddIncoming(oiv, &oivn, &olatch, 1);
+        LLVMAddIncoming(ophi_g, &g_out, &olatch, 1);
+        LLVMPositionBuilderAtEnd(b, odone);
+    }
     LLVMBuildRetVoid(b);
 
     memcpy(C->vals, saved, sizeof(cg_val) * (size_t)C->num_values);

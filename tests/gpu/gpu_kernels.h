@@ -167,10 +167,13 @@ static const gk_kernel gk_table[] = {
      "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
      {"BIAS=true ACT=gelu RESIDUAL=true", "BM=64 BN=64 BK=32 BIAS=true ACT=silu"}, GK_MM_SIZES, TOL_MATH},
     /* persistent: 5 programs (fewer than the tiles but for the 1x1 size) and 132 (an H100's SMs) */
+    /* the defaults are warp-specialized across the tile loop on sm_90a (slots and phases run on
+     * from tile to tile: k of 1, 3 and 5 iterations, tiles per program from 0 to many) */
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3"}, GK_MM_SIZES, TOL_BF16},
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4"}, GK_MM_SIZES, TOL_BF16},
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
-     {"BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128"}, TOL_BF16},
+     {"", "BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
+     "m=1500 n=2100 k=300"}, TOL_BF16},
 #undef GK_MM_SIZES
     {"matmul.blk", "qkv_proj",
      "q:out(Bt*S*H*D) k:out(Bt*S*KVH*D) v:out(Bt*S*KVH*D) x:in(Bt*S*hid) w:in(hid*(H+2*KVH)*D) "
