@@ -120,6 +120,14 @@ static int uses_of(const ir_inst *i, const ir_value *v) {
  * offsets follow the induction variable, one dim has stride 1 (stored
  * contiguous) and its groups are 4, 8 or 16 bytes. Codegen fills the ring
  * with TMA where it can (cg_tma.c), else with cp.async. */
+/* A ring's copies run ahead of the induction variable toward the bound
+ * (codegen issues iteration i + P while i + P*step < end): the loop must
+ * count up, by a constant. */
+static bool counts_up(const ir_inst *loop) {
+    const ir_inst *s = loop->operands[2]->def;
+    return s && s->op == IR_CONST && !s->num_operands && s->ival > 0;
+}
+
 static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, const lay_table *lt, ir_value *v, ir_value *src,
                           int role) {
     ir_inst *ld = src->def;
@@ -127,6 +135,7 @@ static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, cons
     blk_dtype t = (blk_dtype)src->type.dtype;
     const vec_access *acc = vec_get(P->vt, ld);
     if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
+    if (!counts_up(loop)) { set_why(P, v, "the loop's step is not a positive constant"); return; }
     if (P->uses[src->id] != 1) { set_why(P, v, "the load has other uses"); return; }
     if (t != DT_F16 && t != DT_BF16 && t != DT_I8) { set_why(P, v, "f32 and f8 operands are converted in registers"); return; }
     if ((blk_dtype)ld->operands[0]->type.pointee != t) { set_why(P, v, "the descriptor's element type is converted"); return; }
@@ -179,6 +188,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         ir_inst *ld = src->def;
         const vec_access *acc = vec_get(P->vt, ld);
         if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
+        if (!counts_up(loop)) { set_why(P, v, "the loop's step is not a positive constant"); return; }
         if (P->uses[src->id] != 1) { set_why(P, v, "the load has other uses"); return; }
         const char *f8why;
         bool raw = pl_f8_wgmma(lt, d, &f8why); /* f8 stays bytes: cp.async copies it as it is */

@@ -81,6 +81,8 @@ static const gk_kernel gk_table[] = {
      {"", "BM=128 BN=64 BK=128", "BM=128 BN=256 BK=64 num_warps=8", "BM=64 BN=32 BK=32"},
      {"m=64 n=128 k=64", "m=3 n=5 k=7", "m=129 n=200 k=130", "m=256 n=512 k=256"},
      TOL_BF16},
+    {"../tests/gpu/dot.blk", "mm_down", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
+     {"", "BM=128 BN=256 BK=64 num_warps=8"}, {"m=64 n=128 k=256", "m=3 n=5 k=7", "m=129 n=200 k=130"}, TOL_RED},
     {"../tests/gpu/dot.blk", "mm_bf16",  /* A stored [K][M] through the strides: registers along K, rows strided */
      "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k sa_m:=1 sa_k:=m sb_k:=1 sb_n:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
      {"", "BM=32 BN=64 BK=64"},
