@@ -7,7 +7,8 @@
  *   cg_elementwise.c  every ELEM op, casts, constants, arange, splat, broadcast
  *   cg_memory.c       load / store / atomics (vectorised, predicated)
  *   cg_reduce.c       reductions: in-thread, warp shuffles, shared memory
- *   cg_sort.c         sort and topk: integer keys, bitonic network
+ *   cg_sort.c         sort and topk: bitonic network, topk rounds
+ *   cg_sort_keys.c    sort keys: format, encoding, compare (cg_sort.h)
  *   cg_convert.c      layout conversions and shape ops through shared memory
  *   cg_control.c      for / if / while / break / continue / return
  *   cg_print.c        print (device vprintf), assert (__assertfail)

@@ -1,25 +1,7 @@
 /* cg_sort.c — sort and topk along one axis.
  *
- * Both compare unsigned integer keys whose order is exactly the order of the
- * interpreter (interp_reduce.c: NaN above every number, -0 == +0, ties to
- * the lower index, ascending unless descending), so a compare is one or two
- * integer compares and no float is ever widened:
- *
- *   canon(x)  w bits: unsigned ints as they are; signed ints with the sign
- *             bit flipped; sign-magnitude floats (f8, f16, bf16, f32, f64)
- *             x | sign when positive, ~x when negative, every zero the key
- *             of +0, every NaN all ones; complemented when descending.
- *   hi        canon(x) << (ib + pb) | index << pb | payload
- *   lo        the index (i32) when the value has 64 bits
- *   aux       the value's bits when the key cannot give them back (f32, f64:
- *             canon forgets -0 and NaN payloads)
- *
- * ib = log2 S index bits when the order needs the index (floats: -0 and
- * NaNs are equal but distinguishable, so the index makes the order strict
- * and the result the stable sort; topk: the reported index) and 0 for an
- * integer sort (equal keys are identical values). 8- and 16-bit floats keep
- * their own bits in the low pb bits of hi. hi is i32 when it fits, else i64
- * (at most 16 + 20 + 16 bits: a block has at most 2^20 elements).
+ * Both compare unsigned integer keys (cg_sort_keys.c: one or two integer
+ * compares, in the interpreter's order, ties to the lower index).
  *
  * sort: the operand moves to a layout with n consecutive elements of a line
  * per thread, lanes then warps along the axis: a line within one warp when
@@ -50,205 +32,7 @@
  * sort above (descending, with indices), then the first k of each line
  * through shared memory into the results' layouts.
  */
-#include "cg_internal.h"
-
-/* ---- keys ---- */
-
-typedef struct {
-    blk_dtype t;
-    bool desc;
-    int w;              /* value bits (bool: 1) */
-    int ib, pb;         /* index bits and payload bits in hi */
-    bool lo, aux;       /* separate index / value bits */
-    LLVMTypeRef vt, ht; /* iw; hi's type (i32 or i64) */
-} sk_fmt;
-
-typedef struct {
-    LLVMValueRef hi, lo, aux; /* lo, aux: NULL unless the format has them */
-} sk_key;
-
-static int log2i(int64_t v) {
-    int l = 0;
-    while ((1LL << l) < v) l++;
-    return l;
-}
-
-static sk_fmt sk_format(cg_ctx *C, blk_dtype t, bool desc, bool index, int32_t S) {
-    sk_fmt F = {.t = t, .desc = desc, .w = dtype_bits(t)};
-    bool fl = dtype_is_float(t);
-    if (fl) index = true;
-    if (index && F.w == 64) F.lo = true;
-    else if (index) F.ib = log2i(S);
-    F.aux = fl && F.w >= 32;
-    F.pb = fl && F.w < 32 ? F.w : 0;
-    F.vt = LLVMIntTypeInContext(C->llc, (unsigned)F.w);
-    F.ht = F.w + F.ib + F.pb <= 32 ? C->i32 : C->i64;
-    return F;
-}
-
-/* The largest magnitude (bits without the sign) that is not a NaN. */
-static uint64_t max_number_bits(blk_dtype t) {
-    switch (t) {
-    case DT_F8E4M3: return 0x7E; /* no infinity: S.1111.111 is the NaN */
-    case DT_F8E5M2: return 0x7C;
-    case DT_F16: return 0x7C00;
-    case DT_BF16: return 0x7F80;
-    case DT_F32: return 0x7F800000;
-    default: return 0x7FF0000000000000ULL;
-    }
-}
-
-/* x's bits as vt (floats bitcast; f8, ints and bool already are). */
-static LLVMValueRef value_bits(cg_ctx *C, const sk_fmt *F, LLVMValueRef x) {
-    return LLVMTypeOf(x) == F->vt ? x : LLVMBuildBitCast(C->b, x, F->vt, "");
-}
-
-static LLVMValueRef canon(cg_ctx *C, const sk_fmt *F, LLVMValueRef bits) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef ones = LLVMConstAllOnes(F->vt);
-    LLVMValueRef sign = LLVMConstInt(F->vt, 1ULL << (F->w - 1), 0);
-    LLVMValueRef c = bits;
-    if (dtype_is_float(F->t)) {
-        LLVMValueRef mag = LLVMBuildAnd(b, bits, LLVMConstInt(F->vt, (1ULL << (F->w - 1)) - 1, 0), "");
-        LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntSLT, bits, LLVMConstInt(F->vt, 0, 0), "");
-        LLVMValueRef flipped = LLVMBuildXor(b, bits, ones, "");
-        LLVMValueRef positive = LLVMBuildOr(b, bits, sign, "");
-        c = LLVMBuildSelect(b, neg, flipped, positive, "");
-        LLVMValueRef zero = LLVMBuildICmp(b, LLVMIntEQ, mag, LLVMConstInt(F->vt, 0, 0), "");
-        c = LLVMBuildSelect(b, zero, sign, c, "");
-        LLVMValueRef nan = LLVMBuildICmp(b, LLVMIntUGT, mag, LLVMConstInt(F->vt, max_number_bits(F->t), 0), "");
-        c = LLVMBuildSelect(b, nan, ones, c, "");
-    } else if (dtype_is_signed(F->t)) {
-        c = LLVMBuildXor(b, bits, sign, "");
-    }
-    if (F->desc) c = LLVMBuildXor(b, c, ones, "");
-    return c;
-}
-
-static LLVMValueRef widen(cg_ctx *C, LLVMValueRef v, LLVMTypeRef t) {
-    return LLVMTypeOf(v) == t ? v : LLVMBuildZExt(C->b, v, t, "");
-}
-
-/* The key of element x at position pos (i32) along the axis. */
-static sk_key encode(cg_ctx *C, const sk_fmt *F, LLVMValueRef x, LLVMValueRef pos) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef bits = value_bits(C, F, x);
-    LLVMValueRef hi = widen(C, canon(C, F, bits), F->ht);
-    if (F->ib + F->pb) hi = LLVMBuildShl(b, hi, LLVMConstInt(F->ht, (unsigned)(F->ib + F->pb), 0), "");
-    if (F->ib) {
-        LLVMValueRef i = LLVMBuildZExt(b, pos, F->ht, "");
-        if (F->pb) i = LLVMBuildShl(b, i, LLVMConstInt(F->ht, (unsigned)F->pb, 0), "");
-        hi = LLVMBuildOr(b, hi, i, "");
-    }
-    if (F->pb) hi = LLVMBuildOr(b, hi, widen(C, bits, F->ht), "");
-    return (sk_key){hi, F->lo ? pos : NULL, F->aux ? bits : NULL};
-}
-
-static LLVMValueRef decode_value(cg_ctx *C, const sk_fmt *F, sk_key k) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef bits;
-    if (F->aux) {
-        bits = k.aux;
-    } else if (F->pb) {
-        bits = LLVMBuildTrunc(b, k.hi, F->vt, "");
-    } else { /* integers: canon is invertible */
-        LLVMValueRef c = k.hi;
-        if (F->ib) c = LLVMBuildLShr(b, c, LLVMConstInt(F->ht, (unsigned)F->ib, 0), "");
-        if (F->ht != F->vt) c = LLVMBuildTrunc(b, c, F->vt, "");
-        if (F->desc) c = LLVMBuildXor(b, c, LLVMConstAllOnes(F->vt), "");
-        if (dtype_is_signed(F->t)) c = LLVMBuildXor(b, c, LLVMConstInt(F->vt, 1ULL << (F->w - 1), 0), "");
-        bits = c;
-    }
-    LLVMTypeRef rt = cg_type(C, F->t);
-    return rt == F->vt ? bits : LLVMBuildBitCast(b, bits, rt, "");
-}
-
-static LLVMValueRef decode_index(cg_ctx *C, const sk_fmt *F, sk_key k) {
-    if (F->lo) return k.lo;
-    LLVMValueRef i = k.hi;
-    if (F->pb) i = LLVMBuildLShr(C->b, i, LLVMConstInt(F->ht, (unsigned)F->pb, 0), "");
-    i = LLVMBuildAnd(C->b, i, LLVMConstInt(F->ht, (1ULL << F->ib) - 1, 0), "");
-    return F->ht == C->i32 ? i : LLVMBuildTrunc(C->b, i, C->i32, "");
-}
-
-/* a strictly before b. Keys are unique when they hold an index; without one
- * equal keys are equal values, so which of two equal keys goes first never
- * shows. */
-static LLVMValueRef before(cg_ctx *C, const sk_fmt *F, sk_key a, sk_key b) {
-    LLVMValueRef lt = LLVMBuildICmp(C->b, LLVMIntULT, a.hi, b.hi, "");
-    if (!F->lo) return lt;
-    LLVMValueRef eq = LLVMBuildICmp(C->b, LLVMIntEQ, a.hi, b.hi, "");
-    LLVMValueRef lo = LLVMBuildICmp(C->b, LLVMIntULT, a.lo, b.lo, "");
-    LLVMValueRef tie = LLVMBuildAnd(C->b, eq, lo, "");
-    return LLVMBuildOr(C->b, lt, tie, "");
-}
-
-static sk_key pick(cg_ctx *C, LLVMValueRef c, sk_key a, sk_key b) {
-    sk_key r = {LLVMBuildSelect(C->b, c, a.hi, b.hi, ""), NULL, NULL};
-    if (a.lo) r.lo = LLVMBuildSelect(C->b, c, a.lo, b.lo, "");
-    if (a.aux) r.aux = LLVMBuildSelect(C->b, c, a.aux, b.aux, "");
-    return r;
-}
-
-/* Positions of a and b (a first) in order: ascending when asc; left alone
- * when `on` (may be NULL) is false. Swapping equal keys (no index) is
- * harmless. */
-static void order_pair(cg_ctx *C, const sk_fmt *F, sk_key *a, sk_key *b, LLVMValueRef asc, LLVMValueRef on) {
-    LLVMValueRef swap = LLVMBuildXor(C->b, asc, before(C, F, *a, *b), "");
-    if (on) swap = LLVMBuildAnd(C->b, swap, on, "");
-    sk_key x = pick(C, swap, *b, *a);
-    sk_key y = pick(C, swap, *a, *b);
-    *a = x;
-    *b = y;
-}
-
-static sk_key shfl_key(cg_ctx *C, sk_key k, LLVMValueRef mask) {
-    sk_key r = {cg_shfl_bfly(C, k.hi, mask), NULL, NULL};
-    if (k.lo) r.lo = cg_shfl_bfly(C, k.lo, mask);
-    if (k.aux) r.aux = cg_shfl_bfly(C, k.aux, mask);
-    return r;
-}
-
-/* ---- keys in shared memory: one array per field ---- */
-
-typedef struct {
-    LLVMValueRef hi, lo, aux;
-} sk_smem;
-
-static LLVMValueRef byte_offset(cg_ctx *C, LLVMValueRef base, int64_t off) {
-    LLVMValueRef o = cg_const_i32(C, off);
-    return LLVMBuildGEP2(C->b, C->i8, base, &o, 1, "");
-}
-
-static int type_bytes(LLVMTypeRef t) { return (int)(LLVMGetIntTypeWidth(t) / 8); }
-
-/* Room for `count` keys. */
-static sk_smem smem_keys(cg_ctx *C, blk_loc loc, const sk_fmt *F, int64_t count) {
-    int64_t lo_off = (count * type_bytes(F->ht) + 15) / 16 * 16;
-    int64_t aux_off = lo_off + (F->lo ? (count * 4 + 15) / 16 * 16 : 0);
-    int64_t total = aux_off + (F->aux ? count * type_bytes(F->vt) : 0);
-    sk_smem M = {cg_smem(C, loc, total), NULL, NULL};
-    M.lo = byte_offset(C, M.hi, lo_off);
-    M.aux = byte_offset(C, M.hi, aux_off);
-    return M;
-}
-
-static LLVMValueRef slot(cg_ctx *C, LLVMValueRef arr, LLVMTypeRef t, LLVMValueRef i) {
-    return LLVMBuildGEP2(C->b, t, arr, &i, 1, "");
-}
-
-static void store_key(cg_ctx *C, const sk_fmt *F, const sk_smem *M, LLVMValueRef i, sk_key k) {
-    LLVMBuildStore(C->b, k.hi, slot(C, M->hi, F->ht, i));
-    if (F->lo) LLVMBuildStore(C->b, k.lo, slot(C, M->lo, C->i32, i));
-    if (F->aux) LLVMBuildStore(C->b, k.aux, slot(C, M->aux, F->vt, i));
-}
-
-static sk_key load_key(cg_ctx *C, const sk_fmt *F, const sk_smem *M, LLVMValueRef i) {
-    sk_key k = {LLVMBuildLoad2(C->b, F->ht, slot(C, M->hi, F->ht, i), ""), NULL, NULL};
-    if (F->lo) k.lo = LLVMBuildLoad2(C->b, C->i32, slot(C, M->lo, C->i32, i), "");
-    if (F->aux) k.aux = LLVMBuildLoad2(C->b, F->vt, slot(C, M->aux, F->vt, i), "");
-    return k;
-}
+#include "cg_sort.h"
 
 /* ---- run-time loops and ifs carrying the keys as phis (no mem2reg needed,
  * so -O0 code keeps them in registers too) ---- */
@@ -361,7 +145,7 @@ static sk_block block_keys(const sk_fmt *F, blk_loc loc, const ir_type *t, int a
 
 /* The scratch, reserved only by the sorts that use it. */
 static void block_smem(cg_ctx *C, sk_block *K) {
-    if (!K->M.hi) K->M = smem_keys(C, K->loc, K->F, K->numel);
+    if (!K->M.hi) K->M = sk_smem_keys(C, K->loc, K->F, K->numel);
 }
 
 /* Every register's key at its row-major place lin[r] (canonical threads
@@ -371,7 +155,7 @@ static void store_keys(cg_ctx *C, sk_block *K, const cg_lay_info *li, const LLVM
     block_smem(C, K);
     cg_barrier(C); /* an earlier reader of the scratch is done */
     if_begin(C, NULL, &own, cg_reg_canonical(C, li, 0));
-    for (int r = 0; r < li->nregs; r++) store_key(C, K->F, &K->M, lin[r], keys[r]);
+    for (int r = 0; r < li->nregs; r++) sk_store_key(C, K->F, &K->M, lin[r], keys[r]);
     if_end(C, NULL, &own);
     cg_barrier(C);
 }
@@ -412,11 +196,11 @@ static void smem_stages(cg_ctx *C, const sk_block *K, LLVMValueRef kk, LLVMValue
     LLVMValueRef ia = LLVMBuildMul(b, i, cg_const_i32(C, K->inner), "");
     ia = LLVMBuildAdd(b, start, ia, "");
     LLVMValueRef ib = LLVMBuildAdd(b, ia, jstride, "");
-    sk_key ka = load_key(C, K->F, &K->M, ia);
-    sk_key kb = load_key(C, K->F, &K->M, ib);
-    order_pair(C, K->F, &ka, &kb, bit_clear(C, i, kk), NULL);
-    store_key(C, K->F, &K->M, ia, ka);
-    store_key(C, K->F, &K->M, ib, kb);
+    sk_key ka = sk_load_key(C, K->F, &K->M, ia);
+    sk_key kb = sk_load_key(C, K->F, &K->M, ib);
+    sk_order_pair(C, K->F, &ka, &kb, bit_clear(C, i, kk), NULL);
+    sk_store_key(C, K->F, &K->M, ia, ka);
+    sk_store_key(C, K->F, &K->M, ib, kb);
     if (pairs < threads) if_end(C, NULL, &some);
     if (per > 1) loop_end(C, NULL, &Mp, LLVMBuildAdd(b, m, cg_const_i32(C, 1), ""));
     cg_barrier(C);
@@ -467,7 +251,7 @@ static bool net_init(cg_ctx *C, sk_net *N, const sk_fmt *F, const cg_lay_info *l
     for (int r = 0; r < li->nregs; r++) {
         N->pos[r] = cg_reg_coord(C, li, r, ax);
         N->lin[r] = cg_reg_linear(C, li, r);
-        N->k[r] = encode(C, F, xv.v[r], N->pos[r]);
+        N->k[r] = sk_encode(C, F, xv.v[r], N->pos[r]);
     }
     return true;
 }
@@ -500,14 +284,14 @@ static void sort_lines(cg_ctx *C, sk_net *N, sk_block *K) {
     if (C->failed) return;
     sk_loop L;
     loop_begin(C, &st, &L, cg_const_i32(C, 1));
-    loop_test(C, &L, LLVMBuildICmp(b, LLVMIntULE, L.iv, cg_const_i32(C, log2i(S)), ""));
+    loop_test(C, &L, LLVMBuildICmp(b, LLVMIntULE, L.iv, cg_const_i32(C, sk_log2(S)), ""));
     LLVMValueRef kk = LLVMBuildShl(b, cg_const_i32(C, 1), L.iv, "");
     if (S > W) { /* j >= W: through shared memory */
         sk_if far;
         if_begin(C, &st, &far, LLVMBuildICmp(b, LLVMIntUGT, kk, cg_const_i32(C, W), ""));
         store_keys(C, K, li, N->lin, N->k);
         smem_stages(C, K, kk, cg_const_i32(C, W));
-        for (int r = 0; r < li->nregs; r++) N->k[r] = load_key(C, N->F, &K->M, N->lin[r]);
+        for (int r = 0; r < li->nregs; r++) N->k[r] = sk_load_key(C, N->F, &K->M, N->lin[r]);
         if_end(C, &st, &far);
     }
     if (W > n) { /* n <= j < W: butterfly shuffles within the warp */
@@ -519,13 +303,13 @@ static void sort_lines(cg_ctx *C, sk_net *N, sk_block *K) {
         LLVMValueRef lanej = LLVMBuildUDiv(b, J.iv, cg_const_i32(C, n), "");
         LLVMValueRef mask = LLVMBuildMul(b, lanej, cg_const_i32(C, stride), "");
         for (int r = 0; r < li->nregs; r++) {
-            sk_key other = shfl_key(C, N->k[r], mask);
+            sk_key other = sk_shfl_key(C, N->k[r], mask);
             LLVMValueRef lower = bit_clear(C, N->pos[r], J.iv);
             LLVMValueRef asc = bit_clear(C, N->pos[r], kk);
             LLVMValueRef keep_min = LLVMBuildICmp(b, LLVMIntEQ, lower, asc, "");
-            LLVMValueRef mine_first = before(C, N->F, N->k[r], other);
+            LLVMValueRef mine_first = sk_before(C, N->F, N->k[r], other);
             LLVMValueRef take = LLVMBuildXor(b, keep_min, mine_first, "");
-            N->k[r] = pick(C, take, other, N->k[r]);
+            N->k[r] = sk_pick(C, take, other, N->k[r]);
         }
         loop_end(C, &st, &J, LLVMBuildLShr(b, J.iv, cg_const_i32(C, 1), ""));
     }
@@ -538,7 +322,7 @@ static void sort_lines(cg_ctx *C, sk_net *N, sk_block *K) {
             for (int e = 0; e < n; e++) {
                 if (e & j) continue;
                 int ra = N->reg[l * n + e], rb = N->reg[l * n + (e ^ j)];
-                order_pair(C, N->F, &N->k[ra], &N->k[rb], bit_clear(C, N->pos[ra], kk), on);
+                sk_order_pair(C, N->F, &N->k[ra], &N->k[rb], bit_clear(C, N->pos[ra], kk), on);
             }
     }
     loop_end(C, &st, &L, LLVMBuildAdd(b, L.iv, cg_const_i32(C, 1), ""));
@@ -624,7 +408,7 @@ static void sort_local(cg_ctx *C, sk_net *N, sk_block *K) {
     LLVMValueRef base = li->base[N->ax], nv = cg_const_i32(C, n);
     sk_loop L, J, E;
     loop_begin(C, NULL, &L, cg_const_i32(C, 1));
-    loop_test(C, &L, LLVMBuildICmp(b, LLVMIntULE, L.iv, cg_const_i32(C, log2i(S)), ""));
+    loop_test(C, &L, LLVMBuildICmp(b, LLVMIntULE, L.iv, cg_const_i32(C, sk_log2(S)), ""));
     LLVMValueRef kk = LLVMBuildShl(b, cg_const_i32(C, 1), L.iv, "");
     LLVMValueRef half = LLVMBuildLShr(b, kk, cg_const_i32(C, 1), "");
     if (S > W) { /* j >= W: the one line through shared memory */
@@ -637,14 +421,14 @@ static void sort_local(cg_ctx *C, sk_net *N, sk_block *K) {
         LLVMValueRef e = count_begin(C, &E, n);
         LLVMValueRef at = LLVMBuildMul(b, e, inner, "");
         sk_key ke = local_get(C, F, &A, e);
-        store_key(C, F, &K->M, LLVMBuildAdd(b, lin0, at, ""), ke);
+        sk_store_key(C, F, &K->M, LLVMBuildAdd(b, lin0, at, ""), ke);
         count_end(C, &E);
         if_end(C, NULL, &own);
         cg_barrier(C);
         smem_stages(C, K, kk, cg_const_i32(C, W));
         e = count_begin(C, &E, n);
         at = LLVMBuildMul(b, e, inner, "");
-        local_set(C, F, &A, e, load_key(C, F, &K->M, LLVMBuildAdd(b, lin0, at, "")));
+        local_set(C, F, &A, e, sk_load_key(C, F, &K->M, LLVMBuildAdd(b, lin0, at, "")));
         count_end(C, &E);
         if_end(C, NULL, &far);
     }
@@ -657,13 +441,13 @@ static void sort_local(cg_ctx *C, sk_net *N, sk_block *K) {
         LLVMValueRef a = count_begin(C, &E, R);
         LLVMValueRef pos = LLVMBuildAdd(b, base, LLVMBuildURem(b, a, nv, ""), "");
         sk_key mine = local_get(C, F, &A, a);
-        sk_key other = shfl_key(C, mine, mask);
+        sk_key other = sk_shfl_key(C, mine, mask);
         LLVMValueRef lower = bit_clear(C, pos, J.iv);
         LLVMValueRef asc = bit_clear(C, pos, kk);
         LLVMValueRef keep_min = LLVMBuildICmp(b, LLVMIntEQ, lower, asc, "");
-        LLVMValueRef mine_first = before(C, F, mine, other);
+        LLVMValueRef mine_first = sk_before(C, F, mine, other);
         LLVMValueRef take = LLVMBuildXor(b, keep_min, mine_first, "");
-        local_set(C, F, &A, a, pick(C, take, other, mine));
+        local_set(C, F, &A, a, sk_pick(C, take, other, mine));
         count_end(C, &E);
         loop_end(C, NULL, &J, LLVMBuildLShr(b, J.iv, cg_const_i32(C, 1), ""));
     }
@@ -682,7 +466,7 @@ static void sort_local(cg_ctx *C, sk_net *N, sk_block *K) {
     LLVMValueRef ib = LLVMBuildAdd(b, ia, J.iv, "");
     sk_key ka = local_get(C, F, &A, ia);
     sk_key kb = local_get(C, F, &A, ib);
-    order_pair(C, F, &ka, &kb, bit_clear(C, LLVMBuildAdd(b, base, e, ""), kk), NULL);
+    sk_order_pair(C, F, &ka, &kb, bit_clear(C, LLVMBuildAdd(b, base, e, ""), kk), NULL);
     local_set(C, F, &A, ia, ka);
     local_set(C, F, &A, ib, kb);
     count_end(C, &E);
@@ -750,7 +534,7 @@ static void lower_sort(cg_ctx *C, ir_inst *in) {
     const lay_layout *sl = sorted_keys(C, in, &K, &li, &N);
     if (!sl) return;
     cg_val out = cg_new_val(C, li.nregs, sl);
-    for (int i = 0; i < li.nregs && i < out.n; i++) out.v[i] = decode_value(C, &F, N.k[i]);
+    for (int i = 0; i < li.nregs && i < out.n; i++) out.v[i] = sk_decode_value(C, &F, N.k[i]);
     const lay_layout *rl = cg_lay(C, r);
     if (!lay_eq(sl, rl)) out = cg_convert(C, in->loc, out, r->type, rl);
     cg_set(C, r, out);
@@ -779,7 +563,7 @@ static void topk_sorted(cg_ctx *C, ir_inst *in) {
     if (!sorted_keys(C, in, &blk, &li, &N)) return;
     int64_t count = ir_numel(rv->type), ioff = (count * dtype_bytes(t) + 15) / 16 * 16;
     LLVMValueRef vbase = cg_smem(C, in->loc, ioff + count * 4);
-    LLVMValueRef ibase = byte_offset(C, vbase, ioff);
+    LLVMValueRef ibase = sk_byte_offset(C, vbase, ioff);
     LLVMTypeRef vt = cg_type(C, t);
     sk_if own;
     cg_barrier(C); /* an earlier reader of the scratch is done */
@@ -795,10 +579,10 @@ static void topk_sorted(cg_ctx *C, ir_inst *in) {
             lin = LLVMBuildAdd(b, lin, cs, "");
             stride *= rv->type.shape[d];
         }
-        LLVMValueRef v = decode_value(C, &F, N.k[r]);
-        LLVMBuildStore(b, v, slot(C, vbase, vt, lin));
-        LLVMValueRef i = decode_index(C, &F, N.k[r]);
-        LLVMBuildStore(b, i, slot(C, ibase, C->i32, lin));
+        LLVMValueRef v = sk_decode_value(C, &F, N.k[r]);
+        LLVMBuildStore(b, v, sk_slot(C, vbase, vt, lin));
+        LLVMValueRef i = sk_decode_index(C, &F, N.k[r]);
+        LLVMBuildStore(b, i, sk_slot(C, ibase, C->i32, lin));
         if_end(C, NULL, &first);
     }
     if_end(C, NULL, &own);
@@ -811,8 +595,8 @@ static void topk_sorted(cg_ctx *C, ir_inst *in) {
         cg_val v = cg_new_val(C, ro.nregs, l);
         for (int r = 0; r < ro.nregs && r < v.n; r++) {
             LLVMValueRef lin = cg_reg_linear(C, &ro, r);
-            v.v[r] = k == 0 ? LLVMBuildLoad2(b, vt, slot(C, vbase, vt, lin), "")
-                            : index_result(C, in, LLVMBuildLoad2(b, C->i32, slot(C, ibase, C->i32, lin), ""));
+            v.v[r] = k == 0 ? LLVMBuildLoad2(b, vt, sk_slot(C, vbase, vt, lin), "")
+                            : index_result(C, in, LLVMBuildLoad2(b, C->i32, sk_slot(C, ibase, C->i32, lin), ""));
         }
         cg_set(C, res, v);
     }
@@ -877,7 +661,7 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
     sk_smem M = {0};
     LLVMValueRef wc = NULL;
     if (warps > 1) {
-        M = smem_keys(C, in->loc, &F, warps * total);
+        M = sk_smem_keys(C, in->loc, &F, warps * total);
         wc = LLVMBuildUDiv(b, C->warp, cg_const_i32(C, wstride), "");
         wc = LLVMBuildURem(b, wc, cg_const_i32(C, wpc), "");
         wc = LLVMBuildURem(b, wc, cg_const_i32(C, warps), "");
@@ -900,14 +684,14 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
         sk_key a = {0};
         for (int e = 0; e < n; e++) {
             sk_key k = N.k[N.reg[l * n + e]];
-            LLVMValueRef above = before(C, &F, prev[l], k);
+            LLVMValueRef above = sk_before(C, &F, prev[l], k);
             none.aux = k.aux;
-            k = pick(C, LLVMBuildOr(b, first, above, ""), k, none);
-            a = e == 0 ? k : pick(C, before(C, &F, k, a), k, a);
+            k = sk_pick(C, LLVMBuildOr(b, first, above, ""), k, none);
+            a = e == 0 ? k : sk_pick(C, sk_before(C, &F, k, a), k, a);
         }
         for (int64_t off = 1; off < lanes; off *= 2) {
-            sk_key o = shfl_key(C, a, cg_const_i32(C, off * stride));
-            a = pick(C, before(C, &F, o, a), o, a);
+            sk_key o = sk_shfl_key(C, a, cg_const_i32(C, off * stride));
+            a = sk_pick(C, sk_before(C, &F, o, a), o, a);
         }
         w[l] = a;
     }
@@ -915,13 +699,13 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
         cg_barrier(C); /* the previous round's readers are done */
         for (int l = 0; l < nl; l++) {
             LLVMValueRef s = LLVMBuildMul(b, wc, cg_const_i32(C, total), "");
-            store_key(C, &F, &M, LLVMBuildAdd(b, s, outlin[l], ""), w[l]);
+            sk_store_key(C, &F, &M, LLVMBuildAdd(b, s, outlin[l], ""), w[l]);
         }
         cg_barrier(C);
         for (int l = 0; l < nl; l++)
             for (int v = 0; v < warps; v++) {
-                sk_key o = load_key(C, &F, &M, LLVMBuildAdd(b, cg_const_i32(C, v * total), outlin[l], ""));
-                w[l] = v == 0 ? o : pick(C, before(C, &F, o, w[l]), o, w[l]);
+                sk_key o = sk_load_key(C, &F, &M, LLVMBuildAdd(b, cg_const_i32(C, v * total), outlin[l], ""));
+                w[l] = v == 0 ? o : sk_pick(C, sk_before(C, &F, o, w[l]), o, w[l]);
             }
     }
     for (int l = 0; l < nl; l++) {
@@ -938,8 +722,8 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
         int l = line_of[cg_reg_of(&li, k)];
         LLVMValueRef c = cg_reg_coord(C, &ro, r, ax);
         sk_key key = local_get(C, &F, &A, LLVMBuildAdd(b, c, cg_const_i32(C, (int64_t)l * K), ""));
-        ov.v[r] = decode_value(C, &F, key);
-        oi.v[r] = index_result(C, in, decode_index(C, &F, key));
+        ov.v[r] = sk_decode_value(C, &F, key);
+        oi.v[r] = index_result(C, in, sk_decode_index(C, &F, key));
     }
     const lay_layout *lv = cg_lay(C, rv), *lx = cg_lay(C, ri);
     if (!lay_eq(xl, lv)) ov = cg_convert(C, in->loc, ov, rv->type, lv);
@@ -951,7 +735,7 @@ static void topk_rounds(cg_ctx *C, ir_inst *in, const lay_layout *xl, int K) {
 /* Does the sort's scratch fit (the keys of a block whose lines span warps)? */
 static bool sort_fits(cg_ctx *C, const sk_fmt *F, const ir_type *t, int ax) {
     if (t->shape[ax] / sort_chunk(C, t, ax) <= 32) return true;
-    int64_t key = type_bytes(F->ht) + (F->lo ? 4 : 0) + (F->aux ? type_bytes(F->vt) : 0);
+    int64_t key = sk_type_bytes(F->ht) + (F->lo ? 4 : 0) + (F->aux ? sk_type_bytes(F->vt) : 0);
     return ir_numel(*t) * key + 48 <= C->tgt->smem_static_max;
 }
 
