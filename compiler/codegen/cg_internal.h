@@ -6,7 +6,8 @@
  *   cg_layout.c       thread/element coordinates of a layout (lay_*)
  *   cg_elementwise.c  every ELEM op, casts, constants, arange, splat, broadcast
  *   cg_memory.c       load / store / atomics (vectorised, predicated)
- *   cg_reduce.c       reductions: in-thread, warp shuffles, shared memory
+ *   cg_reduce.c       reductions and scans: in-thread, warp shuffles, shared memory
+ *   cg_warp.c         warp shuffles of any register type (shfl.sync)
  *   cg_sort.c         sort and topk: bitonic network, topk rounds
  *   cg_sort_keys.c    sort keys: format, encoding, compare (cg_sort.h)
  *   cg_convert.c      layout conversions and shape ops through shared memory
@@ -167,8 +168,10 @@ LLVMValueRef cg_reg_linear(cg_ctx *C, const cg_lay_info *li, int r);
  * of a value with the given axisinfo constancy per dim (r if none). */
 int cg_reg_rep(const cg_lay_info *li, const int64_t *constancy, int r);
 
-/* cg_reduce.c: shfl.sync.bfly of any register type by lane mask `mask` (i32) */
+/* cg_warp.c: shfl.sync of any register type: .bfly by lane mask `mask`
+ * (i32); .up (up) or .down by a constant `delta` lanes */
 LLVMValueRef cg_shfl_bfly(cg_ctx *C, LLVMValueRef v, LLVMValueRef mask);
+LLVMValueRef cg_shfl_dir(cg_ctx *C, LLVMValueRef v, int delta, bool up);
 
 /* per-family lowering; each returns false when it did not handle the op */
 bool cg_elementwise(cg_ctx *C, ir_inst *in);

@@ -25,42 +25,6 @@
 
 #include "cg_internal.h"
 
-/* Butterfly shuffle of any register type by lane mask `mask` (i32,
- * constant or not): 64-bit values as two 32-bit shuffles. The one
- * definition for reductions and sort (cg_internal.h). */
-LLVMValueRef cg_shfl_bfly(cg_ctx *C, LLVMValueRef v, LLVMValueRef mask) {
-    LLVMBuilderRef b = C->b;
-    LLVMTypeRef t = LLVMTypeOf(v);
-    LLVMTypeKind k = LLVMGetTypeKind(t);
-    LLVMValueRef args[4] = {cg_const_i32(C, -1), NULL, mask, cg_const_i32(C, 31)};
-    if (k == LLVMPointerTypeKind) return LLVMBuildIntToPtr(b, cg_shfl_bfly(C, LLVMBuildPtrToInt(b, v, C->i64, ""), mask), t, "");
-    unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
-                    : k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ? 16
-                    : k == LLVMFloatTypeKind ? 32 : 64;
-    LLVMTypeRef it = LLVMIntTypeInContext(C->llc, bits);
-    LLVMValueRef x = k == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
-    LLVMValueRef r;
-    if (bits == 64) {
-        LLVMValueRef lo = LLVMBuildTrunc(b, x, C->i32, "");
-        LLVMValueRef hi = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
-        args[1] = lo;
-        lo = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-        args[1] = hi;
-        hi = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-        /* one emitting call per statement, high half first: the PTX must not
-         * depend on the C compiler's argument order (reliability F7) */
-        LLVMValueRef hi64 = LLVMBuildZExt(b, hi, C->i64, "");
-        LLVMValueRef hs = LLVMBuildShl(b, hi64, LLVMConstInt(C->i64, 32, 0), "");
-        LLVMValueRef lo64 = LLVMBuildZExt(b, lo, C->i64, "");
-        r = LLVMBuildOr(b, lo64, hs, "");
-    } else {
-        args[1] = bits == 32 ? x : LLVMBuildZExt(b, x, C->i32, "");
-        r = cg_call_intrinsic(C, "llvm.nvvm.shfl.sync.bfly.i32", NULL, 0, args, 4);
-        if (bits < 32) r = LLVMBuildTrunc(b, r, it, "");
-    }
-    return k == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
-}
-
 static LLVMValueRef shfl_xor(cg_ctx *C, LLVMValueRef v, int off) { return cg_shfl_bfly(C, v, cg_const_i32(C, off)); }
 
 typedef struct {
@@ -265,38 +229,6 @@ static void lower_reduce(cg_ctx *C, ir_inst *in) {
  * thread's elements, an inclusive warp scan of the per-thread totals with
  * shfl.sync.up (shfl.sync.down for reverse scans), and the previous lane's
  * inclusive total folded into every element. */
-static LLVMValueRef shfl_dir(cg_ctx *C, LLVMValueRef v, int delta, bool up) {
-    LLVMBuilderRef b = C->b;
-    LLVMTypeRef t = LLVMTypeOf(v);
-    LLVMTypeKind k = LLVMGetTypeKind(t);
-    if (k == LLVMPointerTypeKind) return LLVMBuildIntToPtr(b, shfl_dir(C, LLVMBuildPtrToInt(b, v, C->i64, ""), delta, up), t, "");
-    unsigned bits = k == LLVMIntegerTypeKind ? LLVMGetIntTypeWidth(t)
-                    : k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ? 16
-                    : k == LLVMFloatTypeKind ? 32 : 64;
-    LLVMTypeRef it = LLVMIntTypeInContext(C->llc, bits);
-    LLVMValueRef x = k == LLVMIntegerTypeKind ? v : LLVMBuildBitCast(b, v, it, "");
-    const char *name = up ? "llvm.nvvm.shfl.sync.up.i32" : "llvm.nvvm.shfl.sync.down.i32";
-    LLVMValueRef args[4] = {cg_const_i32(C, -1), NULL, cg_const_i32(C, delta), cg_const_i32(C, up ? 0 : 31)};
-    LLVMValueRef r;
-    if (bits == 64) {
-        args[1] = LLVMBuildTrunc(b, x, C->i32, "");
-        LLVMValueRef lo = cg_call_intrinsic(C, name, NULL, 0, args, 4);
-        args[1] = LLVMBuildTrunc(b, LLVMBuildLShr(b, x, LLVMConstInt(C->i64, 32, 0), ""), C->i32, "");
-        LLVMValueRef hi = cg_call_intrinsic(C, name, NULL, 0, args, 4);
-        /* one emitting call per statement, high half first: the PTX must not
-         * depend on the C compiler's argument order (reliability F7) */
-        LLVMValueRef hi64 = LLVMBuildZExt(b, hi, C->i64, "");
-        LLVMValueRef hs = LLVMBuildShl(b, hi64, LLVMConstInt(C->i64, 32, 0), "");
-        LLVMValueRef lo64 = LLVMBuildZExt(b, lo, C->i64, "");
-        r = LLVMBuildOr(b, lo64, hs, "");
-    } else {
-        args[1] = bits == 32 ? x : LLVMBuildZExt(b, x, C->i32, "");
-        r = cg_call_intrinsic(C, name, NULL, 0, args, 4);
-        if (bits < 32) r = LLVMBuildTrunc(b, r, it, "");
-    }
-    return k == LLVMIntegerTypeKind ? r : LLVMBuildBitCast(b, r, t, "");
-}
-
 static LLVMValueRef scan_combine(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef acc, LLVMValueRef x) {
     if (in->op == IR_SCAN)
         return cg_binary_scalar(C, in->loc, in->kind == IR_RED_PROD ? IR_MUL : IR_ADD, 0, t, acc, x);
@@ -356,12 +288,12 @@ static void lower_scan(cg_ctx *C, ir_inst *in) {
             /* inclusive scan of the thread totals over the lanes */
             LLVMValueRef tot = acc;
             for (int off = 1; off < lanes; off *= 2) {
-                LLVMValueRef y = shfl_dir(C, tot, off * stride, !rev);
+                LLVMValueRef y = cg_shfl_dir(C, tot, off * stride, !rev);
                 LLVMValueRef ok = rev ? LLVMBuildICmp(b, LLVMIntULT, lc, cg_const_i32(C, lanes - off), "")
                                       : LLVMBuildICmp(b, LLVMIntUGE, lc, cg_const_i32(C, off), "");
                 tot = LLVMBuildSelect(b, ok, scan_combine(C, in, to, y, tot), tot, "");
             }
-            LLVMValueRef prev = shfl_dir(C, tot, stride, !rev);
+            LLVMValueRef prev = cg_shfl_dir(C, tot, stride, !rev);
             LLVMValueRef has = rev ? LLVMBuildICmp(b, LLVMIntULT, lc, cg_const_i32(C, lanes - 1), "")
                                    : LLVMBuildICmp(b, LLVMIntUGE, lc, cg_const_i32(C, 1), "");
             for (int e = 0; e < n; e++)
