@@ -12,6 +12,16 @@ static char *stdlib_source(const options *o, const char *file, char *path, size_
     return s;
 }
 
+/* What both benches start from: the device open, the JIT installed and
+ * elementwise.blk read (its path, text and length); nonzero on failure. */
+static int bench_open(const options *o, char *path, size_t n, size_t *len, char **src) {
+    int rc = open_device(o);
+    if (rc) return rc;
+    blkrt_jit_install();
+    *src = stdlib_source(o, "elementwise.blk", path, n, len);
+    return *src ? 0 : 1;
+}
+
 /* The cold path a program takes: vector_add from source to its first
  * launch, no caches (CUDA_CACHE_DISABLE, blk cache off). A load from source
  * runs only libblkc's front end; the first launch compiles the one variant
@@ -21,13 +31,10 @@ static char *stdlib_source(const options *o, const char *file, char *path, size_
  * (what a whole-module compile makes), and the driver's load of the one. */
 int do_compile_bench(const options *o, int runs) {
     setenv("CUDA_CACHE_DISABLE", "1", 1); /* the driver's own PTX cache: off, before cuInit */
-    int rc = open_device(o);
-    if (rc) return rc;
-    blkrt_jit_install();
-    char path[4096];
+    char path[4096], *src;
     size_t len;
-    char *src = stdlib_source(o, "elementwise.blk", path, sizeof path, &len);
-    if (!src) return 1;
+    int rc = bench_open(o, path, sizeof path, &len, &src);
+    if (rc) return rc;
     const char *arch = backend_arch(dinfo.arch);
     enum { T_ALL, T_LOAD, T_LAUNCH, T_ONE, T_TWO, T_DRIVER, T_FRESH, T_N };
     double *t[T_N];
@@ -125,13 +132,10 @@ int do_compile_bench(const options *o, int runs) {
 }
 
 int do_launch_bench(const options *o, int launches) {
-    int rc = open_device(o);
-    if (rc) return rc;
-    blkrt_jit_install();
-    char path[4096];
+    char path[4096], *src;
     size_t len;
-    char *src = stdlib_source(o, "elementwise.blk", path, sizeof path, &len);
-    if (!src) return 1;
+    int rc = bench_open(o, path, sizeof path, &len, &src);
+    if (rc) return rc;
     blkrt_module *m = NULL;
     blkrt_kernel *k = NULL;
     blkrt_source_options so = {.path = path, .kernel = "vector_add", .cache_dir = ""};
