@@ -354,11 +354,13 @@ static mma_kind mma_for(blk_dtype t) {
     }
 }
 
-/* ldmatrix.x4 (or .x2) at this lane's address: n 32-bit fragment registers. */
-static void ldmatrix(cg_ctx *C, LLVMValueRef addr, int n, bool trans, LLVMValueRef *out) {
-    char text[96];
-    snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d];", n, trans ? ".trans" : "",
-             n == 4 ? "$0, $1, $2, $3" : "$0, $1", n);
+/* ldmatrix.x4 (or .x2) at this lane's address + imm bytes: n 32-bit
+ * fragment registers. */
+static void ldmatrix(cg_ctx *C, LLVMValueRef addr, int imm, int n, bool trans, LLVMValueRef *out) {
+    char text[112], at[24] = "";
+    if (imm) snprintf(at, sizeof at, "+%d", imm);
+    snprintf(text, sizeof text, "ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 {%s}, [$%d%s];", n, trans ? ".trans" : "",
+             n == 4 ? "$0, $1, $2, $3" : "$0, $1", n, at);
     LLVMTypeRef ret = LLVMStructTypeInContext(C->llc, (LLVMTypeRef[]){C->i32, C->i32, C->i32, C->i32}, (unsigned)n, 0);
     /* side effects: it reads shared memory, so it must stay after the barrier */
     LLVMValueRef r = cg_inline_asm(C, ret, text, n == 4 ? "=r,=r,=r,=r,r" : "=r,=r,r", &addr, 1, true);
@@ -418,7 +420,7 @@ static LLVMValueRef pack2(cg_ctx *C, blk_dtype t, LLVMValueRef lo, LLVMValueRef 
     return LLVMBuildOr(b, l, LLVMBuildShl(b, h, cg_const_i32(C, 16), ""), "");
 }
 
-static void a_fragment(cg_ctx *C, cg_val av, ir_type t, int i, int s, LLVMValueRef *out) {
+void a_fragment(cg_ctx *C, cg_val av, ir_type t, int i, int s, LLVMValueRef *out) {
     cg_lay_info li;
     cg_lay_shape(av.lay, 2, t.shape, &li);
     blk_dtype dt = (blk_dtype)t.dtype;
@@ -444,48 +446,154 @@ typedef struct {
     LLVMValueRef a[16][4], b[64][2];
 } frags;
 
+/* ldmatrix addresses, one register per lane offset that differs.
+ *
+ * Every ldmatrix of a dot reads stored row row_lane + R, chunk chunk_lane +
+ * Cc of its tile: row_lane and chunk_lane depend on the lane and warp only
+ * (one formula per operand and form, `form`), R and Cc are constants (the
+ * m/n tile and the k step). The swizzle repeats every 8 rows and every 8
+ * chunks (tile_init: per_phase * max_phase = 8 when a row holds a power of
+ * two chunks; wgmma's form XORs chunk bits 0..2 with row bits 0..2), so
+ * moving R or Cc by a multiple of 8 moves the byte offset by a constant:
+ * the address is reg(form, R % 8, Cc % 8) + an immediate. Attention's
+ * q kᵀ and p v then keep 12 address registers instead of one per ldmatrix
+ * (72), each updated once per ring slot. */
+typedef struct {
+    const sm_tile *t;
+    int form, rr, cr;
+    LLVMValueRef addr;
+} frag_addr_reg;
+
+typedef struct {
+    frag_addr_reg r[32];
+    int n;
+} frag_addrs;
+
+static bool swizzle_period8(const sm_tile *t) {
+    if (t->perm_wm) return false; /* wg_row: not a function of the row's low bits */
+    if (t->wg) return true;
+    return is_pow2(t->max_phase) && t->max_phase * t->per_phase == 8;
+}
+
+/* The address register and immediate of (row_lane + R, chunk_lane + Cc). */
+static LLVMValueRef frag_addr(cg_ctx *C, frag_addrs *A, const sm_tile *t, int form, LLVMValueRef row_lane, int R,
+                              LLVMValueRef chunk_lane, int Cc, int *imm) {
+    LLVMBuilderRef b = C->b;
+    int rr = R % 8, cr = Cc % 8;
+    if (!swizzle_period8(t)) rr = R, cr = Cc;
+    *imm = t->wg ? (R - rr) * 128 + (Cc - cr) / 8 * t->rows * 128 : (R - rr) * t->rb + (Cc - cr) * 16;
+    for (int i = 0; i < A->n; i++)
+        if (A->r[i].t == t && A->r[i].form == form && A->r[i].rr == rr && A->r[i].cr == cr) return A->r[i].addr;
+    LLVMValueRef row = LLVMBuildAdd(b, row_lane, cg_const_i32(C, rr), "");
+    LLVMValueRef chunk = LLVMBuildAdd(b, chunk_lane, cg_const_i32(C, cr), "");
+    LLVMValueRef addr = tile_addr32(C, t, tile_chunk(C, t, row, chunk));
+    if (A->n < (int)(sizeof A->r / sizeof A->r[0])) A->r[A->n++] = (frag_addr_reg){t, form, rr, cr, addr};
+    return addr;
+}
+
 /* The A and B fragments of k step s (32 bytes of K). */
-static void load_frags(cg_ctx *C, const frag_ctx *F, int s, frags *out) {
+static void load_frags(cg_ctx *C, const frag_ctx *F, frag_addrs *A, int s, frags *out) {
     LLVMBuilderRef b = C->b;
     const sm_tile *ta = F->ta, *tb = F->tb;
     int csteps = 2; /* a k step is 32 bytes = 2 chunks of every type */
     for (int i = 0; i < F->mt && i < 16 && F->areg; i++) a_fragment(C, F->av, F->at, i, s, out->a[i]);
+    /* matrix q of an A ldmatrix: rows R(i) (+hrow for odd q), k chunk 2s (+1 for q >= 2) */
+    LLVMValueRef mrow = LLVMBuildAdd(b, F->rowbase, LLVMBuildMul(b, F->qlo, cg_const_i32(C, F->hrow), ""), "");
     for (int i = 0; i < F->mt && i < 16 && !F->areg; i++) {
-        /* matrix q: rows R(i) (+hrow for odd q), k chunk 2s (+1 for q >= 2) */
-        LLVMValueRef mrow = LLVMBuildAdd(b, F->rowbase, LLVMBuildMul(b, F->qlo, cg_const_i32(C, F->hrow), ""), "");
-        mrow = LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * F->Wm * i), "");
-        LLVMValueRef off;
-        if (ta->colv == 1) {
-            LLVMValueRef row = LLVMBuildAdd(b, mrow, F->j8, "");
-            if (ta->perm_wm) row = wg_row(C, ta->perm_wm, row); /* a tile in wgmma's form, read by mma.sync */
-            off = tile_chunk(C, ta, row, LLVMBuildAdd(b, F->qhi, cg_const_i32(C, csteps * s), ""));
-        } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M */
+        LLVMValueRef addr;
+        int imm = 0;
+        if (ta->colv == 1 && ta->perm_wm) { /* a tile in wgmma's form, read by mma.sync */
+            LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildAdd(b, mrow, cg_const_i32(C, 16 * F->Wm * i), ""), F->j8, "");
+            row = wg_row(C, ta->perm_wm, row);
+            addr = tile_addr32(C, ta, tile_chunk(C, ta, row, LLVMBuildAdd(b, F->qhi, cg_const_i32(C, csteps * s), "")));
+        } else if (ta->colv == 1) {
+            addr = frag_addr(C, A, ta, 0, LLVMBuildAdd(b, mrow, F->j8, ""), 16 * F->Wm * i, F->qhi, csteps * s, &imm);
+        } else { /* [K][M]: stored rows are k, chunks hold 8 rows of M (mrow is a multiple of 8) */
             LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qhi, cg_const_i32(C, 8), ""), F->j8, "");
-            row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
-            off = tile_chunk(C, ta, row, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""));
+            addr = frag_addr(C, A, ta, 1, row, 16 * s, LLVMBuildLShr(b, mrow, cg_const_i32(C, 3), ""), 2 * F->Wm * i,
+                             &imm);
         }
-        ldmatrix(C, tile_addr32(C, ta, off), 4, ta->colv == 0, out->a[i]);
+        ldmatrix(C, addr, imm, 4, ta->colv == 0, out->a[i]);
     }
+    /* b's n8 tiles of this warp: columns 8*wn + 8*Wn*j (+ 8*Wn*qhi for the
+     * second pair of an x4) — modulo N when the layout repeats columns */
+    bool wraps = 8 * F->Wn * F->nt > F->N;
     for (int j = 0; j < F->nt && j < 64; j += 2) {
         int n = j + 1 < F->nt ? 4 : 2;
         /* matrix q: n tile j (+1 for q >= 2 when x4), k half q & 1 */
-        LLVMValueRef jj = n == 4 ? LLVMBuildAdd(b, F->qhi, cg_const_i32(C, j), "") : cg_const_i32(C, j);
-        LLVMValueRef ncol = LLVMBuildAdd(b, F->colbase, LLVMBuildMul(b, jj, cg_const_i32(C, 8 * F->Wn), ""), "");
-        ncol = LLVMBuildURem(b, ncol, cg_const_i32(C, F->N), "");
-        LLVMValueRef off;
-        if (tb->colv == 0) {
-            LLVMValueRef row = LLVMBuildAdd(b, ncol, F->j8, "");
-            off = tile_chunk(C, tb, row, LLVMBuildAdd(b, F->qlo, cg_const_i32(C, csteps * s), ""));
-        } else { /* [K][N] */
-            LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8), ""), F->j8, "");
-            row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
-            off = tile_chunk(C, tb, row, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""));
+        LLVMValueRef addr;
+        int imm = 0;
+        if (wraps) {
+            LLVMValueRef jj = n == 4 ? LLVMBuildAdd(b, F->qhi, cg_const_i32(C, j), "") : cg_const_i32(C, j);
+            LLVMValueRef ncol = LLVMBuildAdd(b, F->colbase, LLVMBuildMul(b, jj, cg_const_i32(C, 8 * F->Wn), ""), "");
+            ncol = LLVMBuildURem(b, ncol, cg_const_i32(C, F->N), "");
+            LLVMValueRef off;
+            if (tb->colv == 0) {
+                LLVMValueRef row = LLVMBuildAdd(b, ncol, F->j8, "");
+                off = tile_chunk(C, tb, row, LLVMBuildAdd(b, F->qlo, cg_const_i32(C, csteps * s), ""));
+            } else { /* [K][N] */
+                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8), ""), F->j8, "");
+                row = LLVMBuildAdd(b, row, cg_const_i32(C, 16 * s), "");
+                off = tile_chunk(C, tb, row, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""));
+            }
+            addr = tile_addr32(C, tb, off);
+        } else {
+            /* the lane's first column: colbase (= 8*wn), + 8*Wn*qhi for an x4 */
+            LLVMValueRef ncol = F->colbase;
+            if (n == 4) ncol = LLVMBuildAdd(b, ncol, LLVMBuildMul(b, F->qhi, cg_const_i32(C, 8 * F->Wn), ""), "");
+            int form = 2 + 2 * tb->colv + (n == 4); /* 0, 1: a's */
+            if (tb->colv == 0)
+                addr = frag_addr(C, A, tb, form, LLVMBuildAdd(b, ncol, F->j8, ""), 8 * F->Wn * j, F->qlo,
+                                 csteps * s, &imm);
+            else { /* [K][N] */
+                LLVMValueRef row = LLVMBuildAdd(b, LLVMBuildMul(b, F->qlo, cg_const_i32(C, 8), ""), F->j8, "");
+                addr = frag_addr(C, A, tb, form, row, 16 * s, LLVMBuildLShr(b, ncol, cg_const_i32(C, 3), ""),
+                                 F->Wn * j, &imm);
+            }
         }
         LLVMValueRef d[4];
-        ldmatrix(C, tile_addr32(C, tb, off), n, tb->colv == 1, d);
+        ldmatrix(C, addr, imm, n, tb->colv == 1, d);
         out->b[j][0] = d[0], out->b[j][1] = d[1];
         if (n == 4) out->b[j + 1][0] = d[2], out->b[j + 1][1] = d[3];
     }
+}
+
+/* This warp's and lane's parts of the fragment addresses (load_frags). */
+static frag_ctx frag_setup(cg_ctx *C, const sm_tile *ta, const sm_tile *tb, cg_val av, ir_type at, bool areg,
+                           const lay_layout *L, const int *res_shape, int N) {
+    LLVMBuilderRef b = C->b;
+    int Wm = L->wpc[0], Wn = L->wpc[1];
+    cg_lay_info li;
+    cg_lay_shape(L, 2, res_shape, &li);
+    int mt = li.n[0] / 2, nt = li.n[1] / 2;
+    /* this warp's (wm, wn) as cg_layout.c splits warps: dim 1 fastest */
+    LLVMValueRef wn = LLVMBuildURem(b, C->warp, cg_const_i32(C, Wn), "");
+    LLVMValueRef wm = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, Wn), ""), cg_const_i32(C, Wm), "");
+    LLVMValueRef q = LLVMBuildLShr(b, C->lane, cg_const_i32(C, 3), "");
+    LLVMValueRef j8 = LLVMBuildAnd(b, C->lane, cg_const_i32(C, 7), "");
+    LLVMValueRef qlo = LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), qhi = LLVMBuildLShr(b, q, cg_const_i32(C, 1), "");
+    /* R(0); the "+8" rows of an m16 tile are 8*Wm further, or 8 further in
+     * wgmma's form (rin = 2: layout.h), where warp wm's rows start at 16*wm */
+    int hrow = L->rin[0] == 2 ? 8 : 8 * Wm;
+    LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, L->rin[0] == 2 ? 16 : 8), "");
+    LLVMValueRef colbase = LLVMBuildURem(b, LLVMBuildMul(b, wn, cg_const_i32(C, 8), ""), cg_const_i32(C, N), "");
+    return (frag_ctx){ta, tb, av, at, areg, mt, nt, Wm, Wn, N, hrow, rowbase, colbase, j8, qlo, qhi};
+}
+
+/* The first k step's fragments through the prefetch registers: stored
+ * (store) or loaded into f. */
+static void prefetched(cg_ctx *C, cg_mma_pf *pf, const frag_ctx *F, frags *f, bool store) {
+    LLVMBuilderRef b = C->b;
+    for (int i = 0; i < F->mt && i < 16; i++)
+        for (int q = 0; q < 4; q++) {
+            if (store) LLVMBuildStore(b, f->a[i][q], pf->a[i][q]);
+            else f->a[i][q] = LLVMBuildLoad2(b, C->i32, pf->a[i][q], "");
+        }
+    for (int j = 0; j < F->nt && j < 64; j++)
+        for (int q = 0; q < 2; q++) {
+            if (store) LLVMBuildStore(b, f->b[j][q], pf->b[j][q]);
+            else f->b[j][q] = LLVMBuildLoad2(b, C->i32, pf->b[j][q], "");
+        }
 }
 
 static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L) {
@@ -528,32 +636,36 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
         cg_barrier(C);
     }
 
-    int Wm = L->wpc[0], Wn = L->wpc[1];
+    frag_ctx F = frag_setup(C, &ta_t, &tb_t, av, a->type, areg, L, res->type.shape, N);
     cg_lay_info li;
     cg_lay_shape(L, 2, res->type.shape, &li);
-    int mt = li.n[0] / 2, nt = li.n[1] / 2;
-    /* this warp's (wm, wn) as cg_layout.c splits warps: dim 1 fastest */
-    LLVMValueRef wn = LLVMBuildURem(b, C->warp, cg_const_i32(C, Wn), "");
-    LLVMValueRef wm = LLVMBuildURem(b, LLVMBuildUDiv(b, C->warp, cg_const_i32(C, Wn), ""), cg_const_i32(C, Wm), "");
-    LLVMValueRef q = LLVMBuildLShr(b, C->lane, cg_const_i32(C, 3), "");
-    LLVMValueRef j8 = LLVMBuildAnd(b, C->lane, cg_const_i32(C, 7), "");
-    LLVMValueRef qlo = LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), qhi = LLVMBuildLShr(b, q, cg_const_i32(C, 1), "");
-    /* R(0); the "+8" rows of an m16 tile are 8*Wm further, or 8 further in
-     * wgmma's form (rin = 2: layout.h), where warp wm's rows start at 16*wm */
-    int hrow = L->rin[0] == 2 ? 8 : 8 * Wm;
-    LLVMValueRef rowbase = LLVMBuildMul(b, wm, cg_const_i32(C, L->rin[0] == 2 ? 16 : 8), "");
-    LLVMValueRef colbase = LLVMBuildURem(b, LLVMBuildMul(b, wn, cg_const_i32(C, 8), ""), cg_const_i32(C, N), "");
-
-    frag_ctx F = {&ta_t, &tb_t, av, a->type, areg, mt, nt, Wm, Wn, N, hrow, rowbase, colbase, j8, qlo, qhi};
     /* fragments of k step s+1 are loaded before the mma of step s: ldmatrix
      * latency hides under the tensor cores (double-buffered fragments) */
     frags cur, nxt;
+    frag_addrs addrs = {.n = 0};
     int steps = Kp / mk.kstep;
-    load_frags(C, &F, 0, &cur);
+    cg_mma_pf *pf = C->mma_pf && C->mma_pf->dot == in ? C->mma_pf : NULL;
+    if (pf) prefetched(C, pf, &F, &cur, false);
+    else load_frags(C, &F, &addrs, 0, &cur);
     for (int s = 0; s < steps; s++) {
-        if (s + 1 < steps) load_frags(C, &F, s + 1, &nxt);
-        for (int i = 0; i < mt && i < 16; i++)
-            for (int j = 0; j < nt && j < 64; j++) {
+        if (s + 1 < steps) load_frags(C, &F, &addrs, s + 1, &nxt);
+        if (pf && s == steps - 1) {
+            /* every fragment of this iteration is loaded: wait for the next
+             * tiles, then load its first k step under this step's mma */
+            LLVMValueRef here = cg_pipe_mma_next(C, pf->loop);
+            sm_tile na, nb;
+            resident_tile(C, a, &na);
+            resident_tile(C, bo, &nb);
+            frag_ctx F2 = F;
+            F2.ta = &na, F2.tb = &nb;
+            frag_addrs addrs2 = {.n = 0};
+            frags ahead;
+            load_frags(C, &F2, &addrs2, 0, &ahead);
+            prefetched(C, pf, &F, &ahead, true);
+            if (here) cg_pipe_set_slot(C, pf->loop, here);
+        }
+        for (int i = 0; i < F.mt && i < 16; i++)
+            for (int j = 0; j < F.nt && j < 64; j++) {
                 int reg[4];
                 for (int c = 0; c < 4; c++) reg[c] = cg_reg_of(&li, (int[]){2 * i + (c >> 1), 2 * j + (c & 1)});
                 LLVMValueRef x[4];
@@ -565,214 +677,44 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     }
 }
 
-/* ---- Hopper: wgmma.mma_async ----
- *
- * A warpgroup (4 warps) computes m64 x n (n <= 256) x k16 per instruction:
- * a from shared memory through a descriptor (or from registers: the same
- * per-warp fragment as mma.sync's A), b from shared memory. Its f32
- * accumulator d[j] sits at row 16*wl + g + 8*((j >> 1) & 1), column
- * n0 + 8*(j >> 2) + 2t + (j & 1) (FACTS.md) — in our accumulator layout
- * (Wn = 1) register (k0, k1) = (2i + ((j >> 1) & 1), 2*(n0/8 + (j >> 2)) +
- * (j & 1)) of m64 instruction i, once a's rows are permuted (wg_row).
- *
- * The dot issues wgmma.fence, every instruction of every k step, one
- * commit_group and wait_group 0. The fence and the wait take the
- * accumulator (and a's fragments) as tied operands: LLVM cannot move their
- * producers past the fence or their users above the wait. */
-
-/* The 64-bit matrix descriptor: start address, leading and stride byte
- * offsets (>> 4), 128-byte swizzle (mode 1 in bits 62..63). */
-static LLVMValueRef wg_desc(cg_ctx *C, LLVMValueRef addr32, int lbo, int sbo) {
-    LLVMBuilderRef b = C->b;
-    LLVMValueRef start = LLVMBuildZExt(b, LLVMBuildAnd(b, LLVMBuildLShr(b, addr32, cg_const_i32(C, 4), ""),
-                                                       cg_const_i32(C, 0x3FFF), ""), C->i64, "");
-    uint64_t k = ((uint64_t)(lbo >> 4) & 0x3FFF) << 16 | ((uint64_t)(sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
-    return LLVMBuildOr(b, start, LLVMConstInt(C->i64, k, 0), "");
-}
-
-/* the descriptor of desc's address + off (a multiple of 16) */
-static LLVMValueRef desc_at(cg_ctx *C, LLVMValueRef desc, int off) {
-    return off ? LLVMBuildAdd(C->b, desc, LLVMConstInt(C->i64, (unsigned long long)(off >> 4), 0), "") : desc;
-}
-
-/* An asm statement through which values pass unchanged, ordered with the
- * wgmma instructions (side effects): vals[0..n) in and out. */
-void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
-    if (n == 0) { cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true); return; }
-    LLVMTypeRef *ts = ARENA_ARRAY(C->a, LLVMTypeRef, n);
-    blk_strbuf cons;
-    sb_init(&cons);
-    if (!ts) { C->failed = true; sb_free(&cons); return; }
-    for (int i = 0; i < n; i++) {
-        ts[i] = LLVMTypeOf(vals[i]);
-        sb_printf(&cons, "%s=%s", i ? "," : "", ts[i] == C->f32 ? "f" : "r");
-    }
-    for (int i = 0; i < n; i++) sb_printf(&cons, ",%d", i);
-    sb_puts(&cons, ",~{memory}");
-    LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)n, 0), text, cons.data, vals, n, true);
-    for (int i = 0; i < n; i++) vals[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
-    sb_free(&cons);
-}
-
-/* One wgmma: d[0..nI/2) accumulate, a by descriptor (adesc) or registers
- * (areg[4]), b by descriptor; trans_b for an N-major b. */
-static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef adesc, LLVMValueRef *areg,
-                   LLVMValueRef bdesc, bool trans_b, bool zero_d) {
-    int nd = nI / 2, na = areg ? 4 : 1;
-    int scale_d = zero_d ? 0 : 1; /* 0: d = a*b, the accumulator's registers are not read */
-    blk_strbuf text, cons;
-    sb_init(&text);
-    sb_init(&cons);
-    bool i8 = t == DT_I8;
-    sb_printf(&text, "{ .reg .pred p; setp.ne.b32 p, %d, 0; ", scale_d);
-    /* 32 bytes of K per instruction: k32 for 8-bit, k16 for 16-bit, k8 for tf32 */
-    const char *ab = t == DT_BF16 ? "bf16" : t == DT_F16 ? "f16" : t == DT_F8E4M3 ? "e4m3" : t == DT_F8E5M2 ? "e5m2" : "tf32";
-    bool notrans = t != DT_BF16 && t != DT_F16; /* f8 and tf32: scale immediates, no transpose */
-    if (i8) sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk32.s32.s8.s8 {", nI);
-    else sb_printf(&text, "wgmma.mma_async.sync.aligned.m64n%dk%d.f32.%s.%s {", nI, t == DT_F32 ? 8 : notrans ? 32 : 16, ab, ab);
-    for (int i = 0; i < nd; i++) sb_printf(&text, "%s$%d", i ? ", " : "", i), sb_printf(&cons, "%s=%s", i ? "," : "", i8 ? "r" : "f");
-    /* scale-d is a predicate operand: set from an immediate; integer
-     * wgmma has no scale-a/b or transpose immediates (b is K-major) */
-    if (i8) sb_printf(&text, "}, $%d, $%d, p;", nd, nd + 1);
-    else if (notrans) sb_printf(&text, "}, $%d, $%d, p, 1, 1;", nd, nd + 1);
-    else if (areg)
-        sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
-    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
-    sb_puts(&text, " }");
-    for (int i = 0; i < na; i++) sb_puts(&cons, areg ? ",r" : ",l");
-    sb_puts(&cons, ",l");
-    for (int i = 0; i < nd; i++) sb_printf(&cons, ",%d", i);
-    int nargs = na + 1 + nd;
-    LLVMValueRef *args = ARENA_ARRAY(C->a, LLVMValueRef, nargs);
-    LLVMTypeRef *ts = ARENA_ARRAY(C->a, LLVMTypeRef, nd);
-    if (!args || !ts) { C->failed = true; goto out; }
-    for (int i = 0; i < na; i++) args[i] = areg ? areg[i] : adesc;
-    args[na] = bdesc;
-    LLVMTypeRef dt = i8 ? C->i32 : C->f32;
-    for (int i = 0; i < nd; i++) args[na + 1 + i] = zero_d ? LLVMGetUndef(dt) : d[i], ts[i] = dt;
-    LLVMValueRef r = cg_inline_asm(C, LLVMStructTypeInContext(C->llc, ts, (unsigned)nd, 0), text.data, cons.data, args,
-                                   nargs, true);
-    for (int i = 0; i < nd; i++) d[i] = LLVMBuildExtractValue(C->b, r, (unsigned)i, "");
-out:
-    sb_free(&text);
-    sb_free(&cons);
-}
-
-static void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv, cg_val *acc,
-                        const lay_layout *L) {
-    LLVMBuilderRef b = C->b;
+/* The accumulator layout of a dot: the assigned one when it has the mma
+ * form (layout.c's seeds make it so), else lay_for_dot's and a conversion. */
+static const lay_layout *dot_acc_layout(cg_ctx *C, ir_inst *in) {
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
-    blk_dtype ta = (blk_dtype)a->type.dtype;
-    int M = a->type.shape[0], K = a->type.shape[1], N = bo->type.shape[1], e = pl_dot_elem_bytes(C->lt, in);
-    int Wm = L->wpc[0];
+    const lay_layout *want = cg_lay(C, res);
+    return lay_is_mma_acc(want, 2, res->type.shape)
+               ? want
+               : lay_for_dot(C->a, a->type.shape[0], bo->type.shape[1], C->num_warps, false, false);
+}
 
-    sm_tile ta_t, tb_t;
-    bool ares = p->areg || resident_tile(C, a, &ta_t), bres = resident_tile(C, bo, &tb_t);
-    if (!ares || !bres) {
-        int64_t abytes = ares ? 0 : (int64_t)M * K * e, bbytes = bres ? 0 : (int64_t)K * N * e;
-        LLVMValueRef base = cg_smem_aligned(C, in->loc, abytes + bbytes, 1024);
-        LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");
-        if (!ares) tile_init_wg(&ta_t, base, M, K, e, 1, cg_dot_a_perm(C, in));
-        if (!bres) {
-            if (p->bcv == 0) tile_init_wg(&tb_t, bbase, N, K, e, 0, 0);
-            else tile_init_wg(&tb_t, bbase, K, N, e, 1, 0);
-        }
-        cg_barrier(C);
-        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, ta == DT_F32);
-        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, ta == DT_F32);
-        fence_async_smem(C);
-        cg_barrier(C);
-    }
-
-    cg_lay_info li;
-    cg_lay_shape(L, 2, res->type.shape, &li);
-    int mt = li.n[0] / 2;                  /* m64 instructions per warpgroup */
-    int nI = N < 256 ? N : 256, nc = N / nI, steps = K * e / 32; /* 32 bytes of K per instruction */
-    bool trans_b = tb_t.colv == 1;
-    LLVMValueRef grp = LLVMBuildLShr(b, C->warp, cg_const_i32(C, 2), ""); /* warpgroup (Wn = 1: warp = wm) */
-
-    /* a's fragments when from registers, for every (i, s) */
-    typedef LLVMValueRef afrag[4];
-    afrag *afr = NULL;
-    if (p->areg) {
-        afr = ARENA_ARRAY(C->a, afrag, mt * steps);
-        if (!afr) { C->failed = true; return; }
-        for (int i = 0; i < mt; i++)
-            for (int s = 0; s < steps; s++) a_fragment(C, av, a->type, i, s, afr[i * steps + s]);
-    }
-    /* f8: the tensor cores keep an fp8 sum to about 13 mantissa bits
-     * (products aligned to the largest and truncated; FP22 between
-     * instructions), so the dot sums its K into fresh registers (scale-d 0
-     * first) and adds them to the f32 accumulator after its wait, one f32
-     * add each: the error is that of one dot's K, not of the whole loop's
-     * (two-level accumulation: cuBLAS's fp8 default, DeepSeek's promotion
-     * every 128) */
-    bool promote = ta == DT_F8E4M3 || ta == DT_F8E5M2;
-    LLVMValueRef *acc0 = promote ? ARENA_ARRAY(C->a, LLVMValueRef, acc->n > 0 ? acc->n : 1) : NULL;
-    if (promote && !acc0) { C->failed = true; return; }
-    for (int r = 0; promote && r < acc->n; r++) acc0[r] = acc->v[r], acc->v[r] = LLVMGetUndef(C->f32);
-    /* an accumulator of zeros (q k^T): the first k step does not read it */
-    bool zero = acc->n > 0;
-    for (int r = 0; r < acc->n && zero; r++) zero = LLVMIsConstant(acc->v[r]) && LLVMIsNull(acc->v[r]);
-    zero |= promote;
-    int nacc = acc->n, nf = zero ? 0 : nacc, npass = nf + (p->areg ? 4 * mt * steps : 0);
-    LLVMValueRef *pass = ARENA_ARRAY(C->a, LLVMValueRef, npass > 0 ? npass : 1);
-    if (!pass) { C->failed = true; return; }
-    for (int r = 0; r < nf; r++) pass[r] = acc->v[r];
-    for (int q = 0; q < npass - nf; q++) pass[nf + q] = afr[q / 4][q % 4];
-    wg_pass(C, "wgmma.fence.sync.aligned;", pass, npass);
-    for (int r = 0; r < nf; r++) acc->v[r] = pass[r];
-    for (int q = 0; q < npass - nf; q++) afr[q / 4][q % 4] = pass[nf + q];
-
-    LLVMValueRef *d = ARENA_ARRAY(C->a, LLVMValueRef, nI / 2);
-    int *reg = ARENA_ARRAY(C->a, int, nI / 2);
-    if (!d || !reg) { C->failed = true; return; }
-    /* one descriptor per operand block, then constant offsets: the start
-     * address field (bits 0..13, address / 16) cannot carry into the next
-     * field, shared addresses being below 256 KB */
-    LLVMValueRef abase = p->areg ? NULL : tile_addr32(C, &ta_t, cg_const_i32(C, 0));
-    LLVMValueRef bdesc0 = wg_desc(C, tile_addr32(C, &tb_t, cg_const_i32(C, 0)), trans_b ? K * 128 : 16, 1024);
-    LLVMValueRef *adesc0 = ARENA_ARRAY(C->a, LLVMValueRef, mt);
-    if (!adesc0) { C->failed = true; return; }
-    for (int i = 0; i < mt && !p->areg; i++) {
-        /* 64-row block i*Wm/4 + grp */
-        LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
-                                         cg_const_i32(C, 64 * 128), "");
-        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), 16, 1024);
-    }
-    for (int s = 0; s < steps; s++)
-        for (int i = 0; i < mt; i++)
-            for (int c = 0; c < nc; c++) {
-                int n0 = c * nI;
-                /* A: K panel s/4, 32 bytes per k step within the row */
-                LLVMValueRef adesc = p->areg ? NULL : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
-                LLVMValueRef bdesc;
-                if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
-                    bdesc = desc_at(C, bdesc0, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32);
-                else /* [K][N]: panel n0/64 (next panels LBO apart), rows 16s.. */
-                    bdesc = desc_at(C, bdesc0, (n0 / 64) * K * 128 + s * 16 * 128);
-                for (int j = 0; j < nI / 2; j++) {
-                    int k0 = 2 * i + ((j >> 1) & 1), k1 = 2 * (n0 / 8 + (j >> 2)) + (j & 1);
-                    reg[j] = cg_reg_of(&li, (int[]){k0, k1});
-                    d[j] = acc->v[reg[j]];
-                }
-                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b, zero && s == 0);
-                for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
-            }
-    cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
-    C->wg_commits++;
-    ir_inst *loop = in->parent ? in->parent->parent : NULL;
-    int how = wg_wait(C, loop, in);
-    if (how == WG_CARRY) return; /* the next iteration waits (cg_pipe_inst) */
-    if (how == WG_USE) { /* its first reader waits (cg_pipe_inst); dots_flat bounds the count */
-        C->wg_pending[C->num_wg_pending].v = res;
-        C->wg_pending[C->num_wg_pending].group = C->wg_commits - 1;
-        C->num_wg_pending++;
-        return;
-    }
-    wg_pass(C, how == WG_KEEP1 ? "wgmma.wait_group.sync.aligned 1;" : "wgmma.wait_group.sync.aligned 0;", acc->v,
-            nacc);
-    for (int r = 0; promote && r < nacc; r++) acc->v[r] = LLVMBuildFAdd(b, acc0[r], acc->v[r], ""); /* WG_NOW */
+/* Before a prefetching loop (cg_pipe.c prefetch_dot; its rings at slot 0,
+ * iteration 0's tiles in): the registers that carry the first k step's
+ * fragments from one iteration to the next — allocas in the entry block,
+ * which LLVM turns into the loop's phis — loaded with iteration 0's. */
+void mma_prefetch_begin(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+    ir_value *a = dot->operands[0], *bo = dot->operands[1], *res = dot->results[0];
+    const lay_layout *L = dot_acc_layout(C, dot);
+    sm_tile ta, tb;
+    if (!resident_tile(C, a, &ta) || !resident_tile(C, bo, &tb)) return;
+    cg_mma_pf *pf = ARENA_NEW(C->a, cg_mma_pf);
+    if (!pf) { C->failed = true; return; }
+    pf->loop = loop, pf->dot = dot;
+    frag_ctx F = frag_setup(C, &ta, &tb, (cg_val){0}, a->type, false, L, res->type.shape, bo->type.shape[1]);
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(C->llc);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(C->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first) LLVMPositionBuilderBefore(eb, first);
+    else LLVMPositionBuilderAtEnd(eb, entry);
+    for (int i = 0; i < F.mt && i < 16; i++)
+        for (int q = 0; q < 4; q++) pf->a[i][q] = LLVMBuildAlloca(eb, C->i32, "pf.a");
+    for (int j = 0; j < F.nt && j < 64; j++)
+        for (int q = 0; q < 2; q++) pf->b[j][q] = LLVMBuildAlloca(eb, C->i32, "pf.b");
+    LLVMDisposeBuilder(eb);
+    frag_addrs addrs = {.n = 0};
+    frags f;
+    load_frags(C, &F, &addrs, 0, &f);
+    prefetched(C, pf, &F, &f, true);
+    C->mma_pf = pf;
 }
 
 /* ---- exact f32 ("ieee"): one fma per k, in k order ---- */
@@ -881,9 +823,7 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
         C->failed = true;
         return true;
     }
-    /* the accumulator layout: the assigned one when it has the mma form
-     * (layout.c's seeds make it so), else lay_for_dot's and a conversion */
-    const lay_layout *L = lay_is_mma_acc(want, 2, res->type.shape) ? want : lay_for_dot(C->a, M, N, C->num_warps, false, false);
+    const lay_layout *L = dot_acc_layout(C, in);
     sm_tile unused;
     wg_plan wp;
     cg_val av = {0}, bv = {0};

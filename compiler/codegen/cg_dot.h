@@ -47,6 +47,23 @@ void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
 /* Dot operand v's resident tile (a ring's slot of this iteration), with
  * colv in v's dims (through trans). */
 bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out);
+/* mma.sync fragments carried across iterations (cg_dot.c mma_prefetch):
+ * the loop whose one dot reads its first k step from registers loaded at
+ * the end of the previous iteration (or before the loop). */
+typedef struct cg_mma_pf {
+    ir_inst *loop, *dot;
+    LLVMValueRef a[16][4], b[64][2]; /* i32 allocas in the entry block */
+} cg_mma_pf;
+/* cg_pipe_mma_next: wait for the next iteration's tiles and point the
+ * loop's rings at its slot (restore: the slot to put back, returned) */
+LLVMValueRef cg_pipe_mma_next(cg_ctx *C, ir_inst *loop);
+void cg_pipe_set_slot(cg_ctx *C, ir_inst *loop, LLVMValueRef slot);
+/* cg_dot.c: the prefetch before the loop (tiles at slot 0) */
+void mma_prefetch_begin(cg_ctx *C, ir_inst *loop, ir_inst *dot);
+/* cg_dot.c: the A fragment of m tile i, k step s from registers (attention's P) */
+void a_fragment(cg_ctx *C, cg_val av, ir_type t, int i, int s, LLVMValueRef *out);
+/* cg_wgmma.c: the dot on wgmma (wg_choose said yes) */
+void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv, cg_val *acc, const lay_layout *L);
 /* How a wgmma dot waits for its group (wg_wait):
  *   WG_NOW    wait_group 0 after its instructions;
  *   WG_KEEP1  wait_group 1: its accumulator is carried to itself only

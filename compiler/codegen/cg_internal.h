@@ -88,6 +88,7 @@ typedef struct {
     int wg_commits;           /* commit_groups lowered so far, in program order */
     struct { ir_value *v; int group; } wg_pending[8]; /* group: its commit's index */
     int num_wg_pending;
+    struct cg_mma_pf *mma_pf; /* the loop whose dot's first fragments run ahead (cg_dot.h) */
     struct cg_remat *remat;   /* cg_get: values already recomputed in a layout */
     int num_remat, cap_remat;
     int num_warps;

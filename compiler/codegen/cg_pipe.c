@@ -5,6 +5,7 @@
  * (wg_wait). cg_dot.c lowers the dots that read them. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cg_dot.h"
@@ -505,6 +506,62 @@ static void release_tiles(cg_ctx *C, ir_inst *loop) {
     }
 }
 
+/* The loop whose mma.sync dot loads its first k step's fragments one
+ * iteration ahead (cg_dot.c mma_prefetch; Triton's Prefetch pass, CUTLASS's
+ * multistage mainloop): cp.async rings only, one dot in the body, at its
+ * top level (every thread reaches the barrier inside it), on mma.sync,
+ * reading only tiles of this loop's rings, and every ring is one of its
+ * operands. BLK_NO_MMA_PREFETCH=1 turns it off (A/B runs). */
+static ir_inst *prefetch_dot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr) {
+    if (loop == C->ws_loop || C->mma_pf || getenv("BLK_NO_MMA_PREFETCH")) return NULL;
+    ir_inst *dot = NULL;
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op == IR_DOT) {
+            if (dot) return NULL;
+            dot = i;
+        }
+        for (int k = 0; k < i->num_regions; k++)
+            if (ir_region_has(i->regions[k], IR_DOT)) return NULL;
+    }
+    wg_plan p;
+    if (!dot || wg_choose(C, dot, &p) || dot->precision == IR_PREC_IEEE) return NULL;
+    int found = 0;
+    for (int r = 0; r < nr; r++) {
+        struct cg_tile *t = tile_of(C, rings[r]->results[0]);
+        if (!t || t->tma) return NULL;
+    }
+    for (int k = 0; k < 2; k++) {
+        ir_value *v = dot->operands[k];
+        if (v->def && v->def->op == IR_PERMUTE) v = v->def->operands[0];
+        struct cg_tile *t = tile_of(C, v);
+        if (!t || t->e->kind != PL_RING || t->e->loop != loop) return NULL;
+        found++;
+    }
+    return found == nr ? dot : NULL;
+}
+
+void cg_pipe_set_slot(cg_ctx *C, ir_inst *loop, LLVMValueRef slot) {
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16);
+    for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+}
+
+/* Inside the prefetching dot, once its last k step's fragments are loaded:
+ * the next iteration's tiles are in (at most P-1 younger groups pending)
+ * and, after the barrier, no thread reads this iteration's slot again (the
+ * next top refills it). The rings now point at the next slot. */
+LLVMValueRef cg_pipe_mma_next(cg_ctx *C, ir_inst *loop) {
+    ir_inst *rings[16];
+    int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop);
+    if (!nr) return NULL;
+    LLVMValueRef cur = tile_of(C, rings[0]->results[0])->slot;
+    async_wait(C, prefetch(C, loop) - 1);
+    cg_barrier(C);
+    LLVMValueRef next = LLVMBuildURem(C->b, LLVMBuildAdd(C->b, cur, cg_const_i32(C, 1), ""), cg_const_i32(C, S), "");
+    cg_pipe_set_slot(C, loop, next);
+    return cur;
+}
+
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
     if (loop == C->ws_outer && !C->failed) outer_begin(C, loop);
     if (!loop_has(C, loop) || C->failed) return;
@@ -552,6 +609,13 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         fill_slot(C, loop, rings, nr, ivj, cg_const_i32(C, j), go);
     }
     if (hoisted && !nr) cg_barrier(C); /* with rings, the first iteration's barrier does it */
+    ir_inst *pd = nr && !ws && !tm ? prefetch_dot(C, loop, rings, nr) : NULL;
+    if (pd) { /* iteration 0's first fragments: its tiles are in, then the loads */
+        cg_pipe_set_slot(C, loop, cg_const_i32(C, 0));
+        async_wait(C, P - 1);
+        cg_barrier(C);
+        mma_prefetch_begin(C, loop, pd);
+    }
 }
 
 /* The carried results of WG_CARRY dots are in flight at the top of the
@@ -602,6 +666,16 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
         LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildUDiv(b, g, cg_const_i32(C, S), ""), cg_const_i32(C, 1), "");
         cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+        return;
+    }
+    if (C->mma_pf && C->mma_pf->loop == loop) {
+        /* the previous iteration (or the prologue) waited for this tile and
+         * passed the barrier after its last read of the slot refilled here */
+        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
+        LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
+        LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
+        LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
+        fill_slot(C, loop, rings, nr, ivn, pslot, go);
         return;
     }
     /* tile i is in: at most P-1 younger groups pending (cp.async), the
@@ -663,6 +737,7 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
         release_tiles(C, C->ws_loop);
         return;
     }
+    if (C->mma_pf && C->mma_pf->loop == loop) C->mma_pf = NULL;
     if (!loop_has(C, loop) || C->failed) return;
     C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
