@@ -170,7 +170,12 @@ static LLVMValueRef float_unary(cg_ctx *C, ir_op op, bool fast, bool dbl, LLVMVa
     case IR_SIGMOID: {
         LLVMValueRef nx[1] = {LLVMBuildFNeg(b, x, "")};
         LLVMValueRef e = libm_call(C, IR_EXP, fast, dbl, nx, 1);
-        return LLVMBuildFDiv(b, fconst(ft, 1.0), LLVMBuildFAdd(b, fconst(ft, 1.0), e, ""), "");
+        LLVMValueRef d = LLVMBuildFAdd(b, fconst(ft, 1.0), e, "");
+        /* fast: rcp.approx (1 ulp) instead of the IEEE division, whose
+         * rcp.rn sequence with its slow path made a 128x256 SiLU epilogue
+         * spill under warp specialization */
+        if (fast && !dbl) return cg_inline_asm(C, C->f32, "rcp.approx.ftz.f32 $0, $1;", "=f,f", &d, 1, false);
+        return LLVMBuildFDiv(b, fconst(ft, 1.0), d, "");
     }
     default: return libm_call(C, op, fast, dbl, a, 1);
     }

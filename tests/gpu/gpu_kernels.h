@@ -360,6 +360,10 @@ static const gk_kernel gk_table[] = {
      {"F=20 SPECIALS=0", "F=21 SPECIALS=0", "F=22 SPECIALS=0"}, /* fast exp10 log10 tan */
      {"n=1000", "n=65536"},
      ((gk_tol){0, 2e-5})},
+    {"../tests/gpu/math.blk", "math_unary_f32", "out:out(n) x:in(n,u(-20,20)) n:=n", "cdiv(n,BLOCK)", NULL,
+     {"F=23 SPECIALS=0"}, /* fast sigmoid (matmul's SiLU epilogue) */
+     {"n=1000", "n=65536"},
+     ((gk_tol){0, 2e-5})},
     {"../tests/gpu/math.blk", "math_unary_f64", "out:out(n) x:in(n,u(-4,4)) n:=n", "cdiv(n,BLOCK)", NULL,
      {"F=0", "F=1", "F=2"},
      {"n=1000", "n=65536", "n=1"},
