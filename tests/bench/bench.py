@@ -79,6 +79,13 @@ def cdiv(a, b):
     return -(-a // b)
 
 
+def blk_entries(spec):
+    """spec.blk as (key, kernel, params, args(t), grid(consts)): an entry may
+    bring its own arguments and grid (split-K's workspace and 2-d grid)."""
+    return [(e[0], e[1], e[2], e[3], e[4]) if len(e) > 3 else (e[0], e[1], e[2], spec.args, spec.grid)
+            for e in spec.blk]
+
+
 def _uniform(lo, hi):
     return ("uniform", lo, hi)
 
@@ -287,14 +294,25 @@ def specs(small=False):
         note="stdlib attn_variants.blk rope (table form); Triton peer rope_k added; torch eager HF-style"))
 
     # ---- compute-bound: matmul (C = A B, bf16 in, f32 accumulate, bf16 out) and attention
+    SPLITK_MAX = 8  # configs.txt's mm_splitk SPLIT values are at most this
+
     def mm_spec(SL, key=None, desc=False, mnk=None):
         M, N, K = (256, 256, 256) if small else (mnk or (SL, SL, SL))
+        tensors = {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}
+        blk = [("mmdesc", "matmul_desc", ["a", "b", "c", "M", "N", "K"]) if desc else
+               ("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])]
+        if mnk and M <= 1024:
+            # few rows: matmul_splitk too (its workspace and the tiles' counters, zero at the start)
+            tensors["ws"] = ((SPLITK_MAX * M * N,), "f32", "out")
+            tensors["cnt"] = ((cdiv(M, 64) * cdiv(N, 64),), "i32",
+                              lambda T, shape, d: T.zeros(shape, device=DEVICE, dtype=d))
+            blk.append(("mm_splitk", "matmul_splitk", ["a", "b", "c", "ws", "cnt", "M", "N", "K"],
+                        lambda t: (t.a, t.b, t.c, t.ws, t.cnt, M, N, K),
+                        lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]), c["SPLIT"])))
         return Spec(
             key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""),
             "%dx%dx%d" % mnk if mnk else "%d^3" % SL, "bf16", (M * K + K * N + M * N) * 2,
-            {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}, ["c"],
-            [("mmdesc", "matmul_desc", ["a", "b", "c", "M", "N", "K"]) if desc else
-             ("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])],
+            tensors, ["c"], blk,
             lambda t: (t.a, t.b, t.c, M, N, K), lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]),),
             ref=lambda T, t: {"c": t.a.double() @ t.b.double()} if small else {"c": (t.a.float() @ t.b.float())},
             triton=lambda T, P, t, nsm: [("tutorial autotune", lambda: P.mm_k[lambda m: (
@@ -1139,7 +1157,7 @@ def worker(args):
                     stages[where].append((sk[sgrid(sk.consts)], sargs(t)))
             # ---- blk: every configuration, checked then timed
             best = None
-            for key, kname, pnames in spec.blk:
+            for key, kname, pnames, eargs, egrid in blk_entries(spec):
                 for tag, path in ptx_configs(args.ptx_dir, key):
                     c = row["blk_configs"][tag] = {"kernel": kname}
                     try:
@@ -1153,8 +1171,8 @@ def worker(args):
                         got = [p.name for p in k.params]
                         if got != pnames:
                             raise RuntimeError("kernel signature changed: %s, bench expects %s" % (got, pnames))
-                        launch = k[spec.grid(k.consts)]
-                        a = spec.args(t)
+                        launch = k[egrid(k.consts)]
+                        a = eargs(t)
                         def fn(launch=launch, a=a):
                             for sl, sa in stages["pre"]:
                                 sl(*sa)
@@ -1531,7 +1549,7 @@ def self_test(args):
         if spec.ref is None:
             fail("%s: no reference" % spec.key)
         found = 0
-        for key, kname, pnames in spec.blk:
+        for key, kname, pnames, eargs, egrid in blk_entries(spec):
             for tag, path in ptx_configs(args.ptx_dir, key):
                 found += 1
                 nconf += 1
@@ -1541,9 +1559,9 @@ def self_test(args):
                     if got != pnames:
                         fail("%s: %s params %s, bench expects %s" % (spec.key, tag, got, pnames))
                         continue
-                    grid = spec.grid(k.consts)
+                    grid = egrid(k.consts)
                     before = fake.fake_launch_count()
-                    k[grid](*spec.args(t))
+                    k[grid](*eargs(t))
                     for skey, skname, spnames, sargs, sgrid in spec.pre + spec.post:
                         sk = dev.load_ptx_file(ptx_configs(args.ptx_dir, skey)[0][1]).kernel(skname)
                         if [p.name for p in sk.params] != spnames:

@@ -176,6 +176,13 @@ static const gk_kernel gk_table[] = {
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
      "m=1500 n=2100 k=300"}, TOL_BF16},
+    /* split-K: SPLIT programs per tile, the last sums the partials (acq_rel tickets) */
+    {"matmul.blk", "matmul_splitk",
+     "a:in(m*k) b:in(k*n) c:out(m*n) ws:out(SPLIT*m*n) cnt:zero(cdiv(m,BM)*cdiv(n,BN)) M:=m N:=n K:=k",
+     "cdiv(m,BM)*cdiv(n,BN),SPLIT", NULL,
+     {"", "SPLIT=2 BK=32", "SPLIT=8 BM=64 BN=128 STAGES=3", "BM=128 BN=64 BK=64 SPLIT=3"},
+     {"m=16 n=512 k=2048", "m=5 n=70 k=300", "m=64 n=256 k=1000", "m=1 n=1 k=1", "m=100 n=96 k=40"},
+     TOL_BF16},
 #undef GK_MM_SIZES
     {"matmul.blk", "qkv_proj",
      "q:out(Bt*S*H*D) k:out(Bt*S*KVH*D) v:out(Bt*S*KVH*D) x:in(Bt*S*hid) w:in(hid*(H+2*KVH)*D) "

@@ -213,6 +213,38 @@ static void gemm_persistent(int M, int N, int K, int programs) {
     free(av); free(bv); free(a); free(b); free(c); free(want);
 }
 
+/* ---- split-K: SPLIT programs per tile, the last one sums the partials;
+ * launched twice, the counters back at 0 in between ---- */
+static void gemm_splitk(int M, int N, int K, int split) {
+    char sp[16];
+    snprintf(sp, sizeof sp, "SPLIT=%d", split);
+    const char *items[] = {"BM=16", "BN=16", "BK=16", sp};
+    defs_t d;
+    size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    int tiles = h_cdiv(M, 16) * h_cdiv(N, 16);
+    float *av = malloc(4 * na), *bv = malloc(4 * nb), *ws = malloc(4 * nc * (size_t)split);
+    uint16_t *a = rand_bf16(na, -1, 1, av), *b = rand_bf16(nb, -1, 1, bv), *c = malloc(2 * nc);
+    int32_t *cnt = calloc((size_t)tiles, 4);
+    double *want = malloc(8 * nc);
+    ref_gemm(want, av, bv, M, N, K, N, 1);
+    float *w = to_f32(want, nc);
+    blkc_ctx *ctx = h_build(h_stdlib, "matmul.blk", "matmul_splitk", mkdefs(&d, 4, items));
+    blk_arg args[] = {BLK_PTR(a, 2 * na), BLK_PTR(b, 2 * nb), BLK_PTR(c, 2 * nc), BLK_PTR(ws, 4 * nc * (size_t)split),
+                      BLK_PTR(cnt, 4 * (size_t)tiles), BLK_INT(M), BLK_INT(N), BLK_INT(K)};
+    for (int launch = 0; launch < 2; launch++) {
+        memset(c, 0xff, 2 * nc); /* NaN: a tile no program stored fails */
+        if (h_run(ctx, "matmul_splitk", (unsigned)tiles, (unsigned)split, 1, args, 8) != 0) break;
+        char name[64];
+        snprintf(name, sizeof name, "matmul_splitk %dx%dx%d SPLIT=%d launch %d", M, N, K, split, launch + 1);
+        h_close_bf16(name, c, w, nc, 1.0f / 128, 1e-3f);
+        int left = 0;
+        for (int t = 0; t < tiles; t++) left += cnt[t] != 0;
+        CHECK(left == 0, "%s: %d tile counters not back at 0", name, left);
+    }
+    blkc_free(ctx);
+    free(av); free(bv); free(ws); free(a); free(b); free(c); free(cnt); free(want); free(w);
+}
+
 /* ---- fused QKV projection (+ RoPE) into [B * heads, seq, D] ---- */
 static void qkv(int B, int S, int hidden, int H, int KVH, int rope) {
     const int D = 32, half = D / 2;
@@ -436,6 +468,8 @@ int main(int argc, char **argv) {
     gemm_epilogue(23, 50, 40, 1, "gelu", 1, 1);
     gemm_persistent(70, 50, 35, 3);   /* 20 tiles over 3 programs */
     gemm_persistent(16, 16, 16, 4);   /* more programs than tiles */
+    gemm_splitk(37, 70, 300, 3);      /* ragged; K slices of 112, 112, 76 */
+    gemm_splitk(5, 33, 40, 4);        /* the fourth slice is empty (K = 40, slices of 16) */
     qkv(2, 13, 40, 3, 1, 0);
     qkv(2, 13, 40, 3, 1, 1);
     qkv(1, 20, 24, 2, 2, 1);
