@@ -149,7 +149,11 @@ def ncu_launches(ncu, include, tmp):
             d = dict(zip(header, row))
             if d.get("Metric Name") == "gpu__time_duration.sum":
                 launches[(d.get("Process ID"), d["ID"])] = (d.get("Kernel Name"), d.get("Grid Size"))
-    return r.returncode, list(launches.values()), "\n".join((text + r.stdout + r.stderr).splitlines()[-12:])
+    return r.returncode, list(launches.values()), text + r.stdout + r.stderr
+
+
+def tail(text, n=12):
+    return "\n".join(text.splitlines()[-n:])
 
 
 def check_nvtx_ncu(ncu):
@@ -168,11 +172,11 @@ def check_nvtx_ncu(ncu):
         if not ok:
             # was it the escaping? the same range as a regex with no quantifier in it
             _, alt, _ = ncu_launches(ncu, "regex:vector_add.BLOCK=1024.w4./", tmp)
-            detail += "; regex:vector_add.BLOCK=1024.w4./ profiles %d; rc %s; log: %s" % (len(alt), rc, log)
+            detail += "; regex:vector_add.BLOCK=1024.w4./ profiles %d; rc %s; log: %s" % (len(alt), rc, tail(log))
         check("nvtx: ncu --nvtx-include %s profiles its %d launches" % (ncu_include(NVTX_RANGE), want), ok, detail)
         rc, got, log = ncu_launches(ncu, ncu_include("vector_add[BLOCK=256,w4]"), tmp)
         check("nvtx: ncu, a range never pushed profiles nothing", rc == 0 and not got,
-              "%d launches %s; rc %s%s" % (len(got), got, rc, "" if rc == 0 else "; log: " + log))
+              "%d launches %s; rc %s%s" % (len(got), got, rc, "" if rc == 0 else "; log: " + tail(log)))
 
 
 def check_nvtx():
