@@ -143,10 +143,10 @@ def specs(small=False):
             for B in (2048, 1024, 4096)],  # 2048: peers.py's
         torch_fn=lambda T, t: (lambda: T.nn.functional.silu(T.addcmul(t.a, t.b, t.c)))))
 
-    def softmax_spec(ML, N, keys, blocks_warps):
+    def softmax_spec(ML, N, keys, blocks_warps, key=None):
         M = R(ML)
         return Spec(
-            "softmax_%dx%d" % (ML, N), "softmax f32", "%dx%d" % (ML, N), "f32", 2 * M * N * 4,
+            key or "softmax_%dx%d" % (ML, N), "softmax f32", "%dx%d" % (ML, N), "f32", 2 * M * N * 4,
             {"x": ((M, N), "f32", "randn"), "out": ((M, N), "f32", "out")}, ["out"],
             [(k, kn, ["out", "inp", "stride", "n_cols"]) for k, kn in keys],
             lambda t: (t.out, t.x, N, N), lambda c: (M,),
@@ -160,6 +160,13 @@ def specs(small=False):
     out.append(softmax_spec(32768, 4096, [("softmax4k", "softmax")], [(4096, 8), (4096, 16)]))  # (4096, 8): peers.py's
     out.append(softmax_spec(4096, 12345, [("softmax16k", "softmax"), ("softmax_online", "softmax_online")],
                             [(16384, 8), (16384, 16), (16384, 32)]))
+    # size sweep, Triton's tutorial 02 perf_report (run only when --rows names it: --rows sweep_softmax):
+    # M = 4096 rows of N columns, GB/s against N. Triton's BLOCK is the next power of two >= N as in the
+    # tutorial, at its 8 warps and one other count; blk's configurations: configs.txt softmax_sweep_nN
+    for N_ in (256, 512, 1024, 2048, 4096, 8192, 12288, 16384):
+        B = 1 << (N_ - 1).bit_length()
+        out.append(softmax_spec(4096, N_, [("softmax_sweep_n%d" % N_, "softmax")],
+                                [(B, 8), (B, 4 if B <= 2048 else 16)], key="sweep_softmax_n%d" % N_))
 
     def ln_spec(ML, N, keys, blocks_warps):
         M = R(ML)
@@ -1278,6 +1285,14 @@ def worker(args):
     return 0
 
 
+def select_keys(rows_regex):
+    """The rows a run does: those whose key the --rows regex finds, else all
+    but the sweep_ rows; then the matmul ceiling and the Python launch cost."""
+    only = re.compile(rows_regex) if rows_regex else None
+    keys = [s.key for s in specs() if (only.search(s.key) if only else not s.key.startswith("sweep_"))]
+    return keys + [k for k in ("matmul_ceiling", "python_launch") if not only or only.search(k)]
+
+
 def run_gpu(args):
     """The parent: one worker process per row (a crashed or hung kernel costs
     its row only; Triton's cache is shared), then the report."""
@@ -1286,11 +1301,7 @@ def run_gpu(args):
     os.makedirs(out_dir, exist_ok=True)
     results = args.results or os.path.join("/tmp", "blk-bench-rows-%d" % os.getpid())
     os.makedirs(results, exist_ok=True)
-    only = re.compile(args.rows) if args.rows else None
-    keys = [s.key for s in specs() if (only.search(s.key) if only else not s.key.startswith("sweep_"))]
-    for extra in ("matmul_ceiling", "python_launch"):
-        if not only or only.search(extra):
-            keys.append(extra)
+    keys = select_keys(args.rows)
     host = {}
     rows, extra_notes, meta = [], [], {}
     ceiling = {"copy_gbs": None, "matmul_tflops": None}
@@ -1391,7 +1402,7 @@ def run_gpu(args):
     try:
         plot([r for r in rows if not r.get("key", "").startswith("sweep_")], ceiling["copy_gbs"],
              os.path.join(out_dir, "bench.png"), meta)
-        plot_sweeps(rows, out_dir, meta)
+        plot_sweeps(rows, out_dir, meta, ceiling["copy_gbs"])
     except Exception as e:  # noqa: BLE001
         log("# plot skipped: %s: %s" % (type(e).__name__, e))
     print()
@@ -1440,46 +1451,70 @@ def plot(rows, ceiling_gbs, path, meta):
     fig.savefig(path, dpi=110)
 
 
-def plot_sweeps(rows, out_dir, meta):
-    """Like Triton's perf_report: TFLOP/s against the problem size, one line
-    per system, for each family of sweep_ rows that ran (sweep_matmul_S: M =
-    N = K = S; sweep_llmNxK_mM: M tokens through an N x K projection;
-    sweep_attn_nN: sequence length N, batch 16384 / N, 32 heads, D 128).
-    Writes OUT/sweep_<family>.png."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+SWEEP_SYSTEMS = [("blk", lambda r: r.get("blk")), ("triton", lambda r: r.get("triton")),
+                 ("torch", lambda r: r.get("torch"))]
+
+
+def sweep_families(rows):
+    """{family: (unit, [(size, row)] by size, [(line label, row -> result)])}
+    of the sweep_ rows: sweep_matmul_S (M = N = K = S), sweep_llmNxK_mM (M
+    tokens through an N x K projection), sweep_attn_nN (sequence length N,
+    batch 16384 / N, 32 heads, D 128), sweep_softmax_nN (f32, 4096 rows of N
+    columns). The unit is "tflops" where the rows state flops, else "gbs"
+    (memory-bound: softmax)."""
     fams = {}
     for r in rows:
         m = re.match(r"sweep_(\w+?)_?n?(\d+)$", r.get("key", ""))
         if m:
             fams.setdefault(m.group(1), []).append((int(m.group(2)), r))
+    out = {}
     for fam, pts in fams.items():
         pts.sort(key=lambda p: p[0])
-        fig, ax = plt.subplots(figsize=(6, 4))
-        lines = [("blk", lambda r: r.get("blk")), ("triton", lambda r: r.get("triton")),
-                 ("torch", lambda r: r.get("torch"))]
         extras = sorted({k for _, r in pts for k in (r.get("extra") or {})})
-        lines += [(k, (lambda k: lambda r: (r.get("extra") or {}).get(k))(k)) for k in extras]
+        lines = SWEEP_SYSTEMS + [(k, (lambda k: lambda r: (r.get("extra") or {}).get(k))(k)) for k in extras]
+        unit = "tflops" if any((get(r) or {}).get("tflops") for _, r in pts for _, get in lines) else "gbs"
+        out[fam] = (unit, pts, lines)
+    return out
+
+
+def plot_sweeps(rows, out_dir, meta, ceiling_gbs=None):
+    """Like Triton's perf_report: throughput against the problem size, a line
+    per system, for each family of sweep_families(rows); GB/s families get the
+    copy ceiling when the copy row ran too. Writes OUT/sweep_<family>.png and
+    returns their paths."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paths = []
+    for fam, (unit, pts, lines) in sweep_families(rows).items():
+        fig, ax = plt.subplots(figsize=(6, 4))
         for name, get in lines:
-            xy = [(x, (get(r) or {}).get("tflops")) for x, r in pts]
+            xy = [(x, (get(r) or {}).get(unit)) for x, r in pts]
             xy = [(x, y) for x, y in xy if y]
             if xy:
                 ax.plot([x for x, _ in xy], [y for _, y in xy], marker="o", label=name)
+        if unit == "gbs" and ceiling_gbs:
+            ax.axhline(ceiling_gbs, color="gray", ls="--", lw=1, label="copy ceiling")
         ax.set_xscale("log", base=2)
         ax.set_xticks([x for x, _ in pts])
-        ax.set_xticklabels([str(x) for x, _ in pts])
+        # 12288 next to 16384 on a log axis: "12k" and "16k" fit where five digits overlap
+        ax.set_xticklabels(["%dk" % (x // 1024) if x >= 1024 and x % 1024 == 0 else str(x) for x, _ in pts])
         llm = re.match(r"llm(\d+)x(\d+)_m$", fam)
         ax.set_xlabel("M = N = K" if fam == "matmul" else "M (tokens)" if llm else
+                      "N (columns per row)" if fam == "softmax" else
                       "sequence length (batch 16384 / N, 32 heads, D 128)")
-        ax.set_ylabel("TFLOP/s")
+        ax.set_ylabel("TFLOP/s" if unit == "tflops" else "GB/s (input read once, output written once)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
-        what = "matmul" if fam == "matmul" else "matmul N=%s K=%s" % llm.groups() if llm else "attention forward"
-        ax.set_title("%s bf16 on %s (%s)" % (what, meta.get("device"), meta.get("date", "")[:10]), fontsize=9)
+        what = ("matmul bf16" if fam == "matmul" else "matmul bf16 N=%s K=%s" % llm.groups() if llm else
+                "softmax f32, 4096 rows of N" if fam == "softmax" else "attention forward bf16")
+        ax.set_title("%s on %s (%s)" % (what, meta.get("device"), meta.get("date", "")[:10]), fontsize=9)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, "sweep_%s.png" % fam), dpi=110)
+        paths.append(os.path.join(out_dir, "sweep_%s.png" % fam))
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+    return paths
 
 
 # ---------------------------------------------------------------- self-test (no torch, fake driver)
@@ -1596,6 +1631,39 @@ def self_test(args):
                 print("ok   peer %s verbatim" % name)
     else:
         print("skip peers.py comparison (%s not found)" % peers_py)
+    # sweeps: --rows sweep_ runs every sweep_ row (and nothing else of the table), a plain run none;
+    # each family is drawn in the right unit (rows with made-up numbers, only to exercise the code)
+    all_keys = [s.key for s in specs()]
+    sweeps = sorted(k for k in all_keys if k.startswith("sweep_"))
+    if sorted(k for k in select_keys("sweep_") if k.startswith("sweep_")) != sweeps or \
+            [k for k in select_keys("sweep_") if not k.startswith("sweep_")]:
+        fail("--rows sweep_ selects %s" % select_keys("sweep_"))
+    if [k for k in select_keys(None) if k.startswith("sweep_")] or len(set(all_keys)) != len(all_keys):
+        fail("a plain run selects sweep_ rows, or two rows share a key")
+    fake_rows = [{"key": s.key, "blk": {"gbs": 1.0, "tflops": 1.0 if s.flops else None}}
+                 for s in specs() if s.key.startswith("sweep_")]
+    fams = sweep_families(fake_rows)
+    want = {"matmul": ("tflops", [512, 1024, 2048, 4096, 8192, 16384]),
+            "attn": ("tflops", [1024, 2048, 4096, 8192, 16384]),
+            "softmax": ("gbs", [256, 512, 1024, 2048, 4096, 8192, 12288, 16384])}
+    for fam, (unit, sizes) in want.items():
+        got = fams.get(fam)
+        if not got or got[0] != unit or [x for x, _ in got[1]] != sizes:
+            fail("sweep family %s: %s, want %s %s" % (fam, got and (got[0], [x for x, _ in got[1]]), unit, sizes))
+        else:
+            print("ok   sweep %-8s %-6s %s" % (fam, unit, sizes))
+    try:
+        import matplotlib  # noqa: F401
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            paths = plot_sweeps(fake_rows, tmp, {"device": "self-test", "date": "2026-01-01"}, 1000.0)
+            drawn = sorted(os.path.basename(p) for p in paths if os.path.getsize(p) > 0)
+            if "sweep_softmax.png" not in drawn or len(drawn) != len(fams):
+                fail("plot_sweeps drew %s of %s" % (drawn, sorted(fams)))
+            else:
+                print("ok   plot_sweeps drew %d plots" % len(drawn))
+    except ImportError:
+        print("skip plot_sweeps (no matplotlib here)")
     # table and notes render; JSON serialises
     rows = [{"workload": "vector add f32", "shape": "2^28", "status": "ok", "note": "n",
              "blk": {"ms": 0.75, "gbs": 4300.0, "cfg": "vector_add.b1k_w4"},

@@ -1,4 +1,4 @@
-"""The runtime's profiler, blk.do_bench, NVTX and JIT line info on a real GPU
+r"""The runtime's profiler, blk.do_bench, NVTX and JIT line info on a real GPU
 (not part of ctest: no GPU here).
 
 On the GPU machine, from the repository root, with libblk.so from
@@ -18,12 +18,20 @@ launched on torch CUDA tensors and checked against torch first:
     torch's own op is printed beside them (not a check);
   - BLK_LINEINFO=1: PTX with .file/.loc compiled and loaded by the driver's
     JIT (it accepts the line info) and the kernel still right;
-  - NVTX: when `nsys` is on PATH, a child run of this script under
-    `nsys profile -t cuda,nvtx` and `nsys stats -r nvtx_sum` must list the
-    range "vector_add[BLOCK=1024,w4]"; otherwise SKIPPED (say so in the report).
+  - NVTX: a child run of this script (no torch: vector_add BLOCK=1024
+    launched 3 times, BLOCK=512 twice) under an Nsight tool. With `nsys` on
+    PATH, `nsys profile -t cuda,nvtx` and `nsys stats -r nvtx_sum` must list
+    the range "vector_add[BLOCK=1024,w4]". Else, with `ncu` (PATH or
+    /usr/local/cuda/bin), Nsight Compute's NVTX filter must profile exactly
+    the 3 launches inside that range (`ncu --nvtx --nvtx-include
+    'vector_add\[BLOCK=1024\,w4\]/' --metrics gpu__time_duration.sum
+    --csv`), and none for a range that was never pushed
+    (vector_add[BLOCK=256,w4]). With neither: SKIPPED (say so in the report).
 Prints the profiler table at the end (for docs/runtime.md). Exit 0 = all ok.
 """
+import csv
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,6 +40,40 @@ import tempfile
 import blk
 
 os.environ.setdefault("BLK_STDLIB_DIR", blk.stdlib())
+
+
+def vector_add(dev, block):
+    return dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="vector_add",
+                                defines={"BLOCK": block}).kernel("vector_add")
+
+
+def kernels(dev):
+    soft = dev.load_source_file(blk.stdlib("softmax.blk"), kernel="softmax",
+                                defines={"BLOCK": 4096}).kernel("softmax")
+    return vector_add(dev, 1024), soft
+
+
+NVTX_CHILD_LAUNCHES = {1024: 3, 512: 2}  # vector_add BLOCK: launches, each in its NVTX range
+
+
+def nvtx_child():
+    """Run under nsys or ncu: the launches of NVTX_CHILD_LAUNCHES on blk
+    buffers, nothing else (no torch: its import and its own kernels would
+    only slow the profiler down)."""
+    print("nvtx child: NVTX_INJECTION64_PATH=%s" % os.environ.get("NVTX_INJECTION64_PATH"), flush=True)
+    dev = blk.Device()
+    n = 1 << 20
+    x, out = dev.malloc(4 * n).fill(0), dev.malloc(4 * n)
+    for block, count in NVTX_CHILD_LAUNCHES.items():
+        k = vector_add(dev, block)
+        for _ in range(count):
+            k[blk.cdiv(n, block),](x, x, out, n)
+    dev.synchronize()
+
+
+if __name__ == "__main__" and "--nvtx-child" in sys.argv:  # before torch is imported
+    nvtx_child()
+    sys.exit(0)
 
 try:
     import torch
@@ -73,30 +115,78 @@ def reference_bench(fn, rep=50):
     return times[len(times) // 2], "torch events + 256 MB flush"
 
 
-def kernels(dev):
-    vadd = dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="vector_add",
-                                defines={"BLOCK": 1024}).kernel("vector_add")
-    soft = dev.load_source_file(blk.stdlib("softmax.blk"), kernel="softmax",
-                                defines={"BLOCK": 4096}).kernel("softmax")
-    return vadd, soft
+NVTX_RANGE = "vector_add[BLOCK=1024,w4]"  # the runtime's name for vector_add BLOCK=1024 (4 warps)
 
 
-def nvtx_child():
-    """Run under nsys: a few launches, nothing else."""
-    dev = blk.Device()
-    vadd, _ = kernels(dev)
-    n = 1 << 20
-    x = torch.randn(n, device="cuda")
-    out = torch.empty_like(x)
-    for _ in range(5):
-        vadd[blk.cdiv(n, 1024),](x, x, out, n)
-    torch.cuda.synchronize()
+def ncu_include(name):
+    """Nsight Compute's --nvtx-include for the push/pop range `name`: the
+    filter's quantifiers @ , [ ] / * + inside a name are escaped with a
+    backslash, and a trailing / marks a push/pop range (Nsight Compute CLI
+    manual, "NVTX Filtering")."""
+    return re.sub(r"([@,\[\]/*+])", r"\\\1", name) + "/"
+
+
+def ncu_launches(ncu, include, tmp):
+    """Run the NVTX child under ncu with one --nvtx-include: (exit status,
+    [(kernel name, grid size)] of the launches it profiled, its log)."""
+    log = os.path.join(tmp, "ncu.csv")
+    if os.path.exists(log):
+        os.remove(log)
+    cmd = [ncu, "--nvtx", "--nvtx-include", include, "--metrics", "gpu__time_duration.sum", "--csv",
+           "--target-processes", "all", "--log-file", log, sys.executable, os.path.abspath(__file__), "--nvtx-child"]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
+    except subprocess.TimeoutExpired:
+        return None, [], "ncu timed out after 180 s"
+    text = open(log).read() if os.path.exists(log) else ""
+    # --csv: a header line ("ID","Process ID",...,"Kernel Name",...,"Grid Size",...,"Metric Name",...), then a
+    # row per launch and metric; the ==PROF== progress lines are not quoted
+    header, launches = None, {}
+    for row in csv.reader(line for line in text.splitlines() if line.startswith('"')):
+        if row and row[0] == "ID":
+            header = row
+        elif header and len(row) == len(header):
+            d = dict(zip(header, row))
+            if d.get("Metric Name") == "gpu__time_duration.sum":
+                launches[(d.get("Process ID"), d["ID"])] = (d.get("Kernel Name"), d.get("Grid Size"))
+    return r.returncode, list(launches.values()), text + r.stdout + r.stderr
+
+
+def tail(text, n=12):
+    return "\n".join(text.splitlines()[-n:])
+
+
+def check_nvtx_ncu(ncu):
+    """Nsight Compute's NVTX filter selects launches by the runtime's range
+    names: exactly the BLOCK=1024 launches inside NVTX_RANGE (not the
+    BLOCK=512 ones in their own range, nor anything outside), and nothing
+    for a range that was never pushed."""
+    want = NVTX_CHILD_LAUNCHES[1024]
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, got, log = ncu_launches(ncu, ncu_include(NVTX_RANGE), tmp)
+        if "ERR_NVGPUCTRPERM" in log:
+            print("%-56s SKIPPED (ncu may not read the GPU counters here: ERR_NVGPUCTRPERM)" % "nvtx: ncu filter")
+            return
+        ok = rc == 0 and len(got) == want and all("vector_add" in (k or "") for k, _ in got)
+        detail = "%d launches %s" % (len(got), got)
+        if not ok:
+            # was it the escaping? the same range as a regex with no quantifier in it
+            _, alt, _ = ncu_launches(ncu, "regex:vector_add.BLOCK=1024.w4./", tmp)
+            detail += "; regex:vector_add.BLOCK=1024.w4./ profiles %d; rc %s; log: %s" % (len(alt), rc, tail(log))
+        check("nvtx: ncu --nvtx-include %s profiles its %d launches" % (ncu_include(NVTX_RANGE), want), ok, detail)
+        rc, got, log = ncu_launches(ncu, ncu_include("vector_add[BLOCK=256,w4]"), tmp)
+        check("nvtx: ncu, a range never pushed profiles nothing", rc == 0 and not got,
+              "%d launches %s; rc %s%s" % (len(got), got, rc, "" if rc == 0 else "; log: " + tail(log)))
 
 
 def check_nvtx():
     nsys = shutil.which("nsys")
+    ncu = shutil.which("ncu") or ("/usr/local/cuda/bin/ncu" if os.access("/usr/local/cuda/bin/ncu", os.X_OK) else None)
+    if not nsys and ncu:
+        check_nvtx_ncu(ncu)
+        return
     if not nsys:
-        print("%-56s SKIPPED (no nsys on PATH)" % "nvtx: ranges in Nsight Systems")
+        print("%-56s SKIPPED (neither nsys nor ncu found)" % "nvtx: ranges in Nsight Systems / Compute")
         return
     with tempfile.TemporaryDirectory() as tmp:
         rep = os.path.join(tmp, "prof")
@@ -109,8 +199,8 @@ def check_nvtx():
         s = subprocess.run([nsys, "stats", "-r", "nvtx_sum", "--format", "csv", rep + ".nsys-rep"],
                            capture_output=True, text=True)
         text = s.stdout + s.stderr
-        check("nvtx: range vector_add[BLOCK=1024,w4] in nsys stats", "vector_add[BLOCK=1024,w4]" in text,
-              "" if "vector_add[BLOCK=1024,w4]" in text else text[-600:])
+        found = NVTX_RANGE in text
+        check("nvtx: range %s in nsys stats" % NVTX_RANGE, found, "" if found else text[-600:])
 
 
 def main():
@@ -194,9 +284,6 @@ def main():
 
 
 if __name__ == "__main__":
-    if "--nvtx-child" in sys.argv:
-        nvtx_child()
-        sys.exit(0)
     main()
     print("profile_check: %s" % ("FAILED: " + ", ".join(failures) if failures else "all ok"))
     sys.exit(1 if failures else 0)
