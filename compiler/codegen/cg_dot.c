@@ -220,8 +220,9 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
  * On sm_90a a 16-bit, f8 or f32 (tf32) dot with an f32 accumulator, or an
  * i8 one with i32, goes to wgmma when the
  * accumulator has its warps along M in whole warpgroups (layout.c puts them
- * so where lay_wgmma_shape allows), a is in shared memory K-major or (16-bit)
- * in registers in the accumulator layout (attention's P), b is K-major for
+ * so where lay_wgmma_shape allows), a is in shared memory K-major (16-bit:
+ * or M-major, through transpose-a) or (16-bit) in registers in the
+ * accumulator layout (attention's P), b is K-major for
  * i8, f8 and tf32 (their forms have no transpose; f8 also needs both
  * operands' registers along K: pl_f8_wgmma), and each operand's
  * stored row is a whole number of 128-byte panels. Anything else takes
@@ -280,9 +281,16 @@ bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     int e = pl_dot_elem_bytes(C->lt, in);
     int cv;
     if (operand_entry(C, a, &cv)) {
-        if (cv != 1) return wg_no(p, "a is stored M-contiguous; wgmma reads a K-contiguous from shared memory");
-        if (K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
-        p->acv = 1;
+        /* M-contiguous (x^T of a linear layer's dW): wgmma's transpose-a,
+         * 16-bit types only, each warpgroup's 64 rows one 128-byte panel;
+         * not with a's rows permuted for mma.sync's accumulator order */
+        if (cv == 0 && !f16)
+            return wg_no(p, "a is stored M-contiguous; wgmma reads i8, f8 and tf32 operands K-contiguous only");
+        if (cv == 0 && cg_dot_a_perm(C, in))
+            return wg_no(p, "a is stored M-contiguous and its accumulator is in mma.sync's row order");
+        if (cv == 0 && M * e % 128) return wg_no(p, "a's stored rows are %d bytes of M; the 128-byte swizzle needs a multiple of 128", M * e);
+        if (cv == 1 && K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
+        p->acv = cv;
     } else if (f16 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
     else if (K * e % 128 == 0) p->acv = 1;
     else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);

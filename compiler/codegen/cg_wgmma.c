@@ -57,7 +57,7 @@ void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n) {
 /* One wgmma: d[0..nI/2) accumulate, a by descriptor (adesc) or registers
  * (areg[4]), b by descriptor; trans_b for an N-major b. */
 static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef adesc, LLVMValueRef *areg,
-                   LLVMValueRef bdesc, bool trans_b, bool zero_d) {
+                   LLVMValueRef bdesc, bool trans_a, bool trans_b, bool zero_d) {
     int nd = nI / 2, na = areg ? 4 : 1;
     int scale_d = zero_d ? 0 : 1; /* 0: d = a*b, the accumulator's registers are not read */
     blk_strbuf text, cons;
@@ -77,7 +77,7 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     else if (notrans) sb_printf(&text, "}, $%d, $%d, p, 1, 1;", nd, nd + 1);
     else if (areg)
         sb_printf(&text, "}, {$%d, $%d, $%d, $%d}, $%d, p, 1, 1, %d;", nd, nd + 1, nd + 2, nd + 3, nd + 4, trans_b);
-    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, 0, %d;", nd, nd + 1, trans_b);
+    else sb_printf(&text, "}, $%d, $%d, p, 1, 1, %d, %d;", nd, nd + 1, trans_a, trans_b);
     sb_puts(&text, " }");
     for (int i = 0; i < na; i++) sb_puts(&cons, areg ? ",r" : ",l");
     sb_puts(&cons, ",l");
@@ -128,7 +128,7 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
     cg_lay_shape(L, 2, res->type.shape, &li);
     int mt = li.n[0] / 2;                  /* m64 instructions per warpgroup */
     int nI = N < 256 ? N : 256, nc = N / nI, steps = K * e / 32; /* 32 bytes of K per instruction */
-    bool trans_b = tb_t.colv == 1;
+    bool trans_b = tb_t.colv == 1, trans_a = !p->areg && ta_t.colv == 0;
     LLVMValueRef grp = LLVMBuildLShr(b, C->warp, cg_const_i32(C, 2), ""); /* warpgroup (Wn = 1: warp = wm) */
 
     /* a's fragments when from registers, for every (i, s) */
@@ -175,17 +175,21 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
     LLVMValueRef *adesc0 = ARENA_ARRAY(C->a, LLVMValueRef, mt);
     if (!adesc0) { C->failed = true; return; }
     for (int i = 0; i < mt && !p->areg; i++) {
-        /* 64-row block i*Wm/4 + grp */
-        LLVMValueRef row0 = LLVMBuildMul(b, LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), ""),
-                                         cg_const_i32(C, 64 * 128), "");
-        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), 16, 1024);
+        /* 64-row block i*Wm/4 + grp: 64 rows of 128 bytes, or (transpose-a,
+         * a stored [K][M]) the 128-byte panel of those 64 M columns, K rows
+         * of 128 bytes, described as b's N-major form */
+        LLVMValueRef blk = LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), "");
+        LLVMValueRef row0 = LLVMBuildMul(b, blk, cg_const_i32(C, trans_a ? K * 128 : 64 * 128), "");
+        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), trans_a ? K * 128 : 16, 1024);
     }
     for (int s = 0; s < steps; s++)
         for (int i = 0; i < mt; i++)
             for (int c = 0; c < nc; c++) {
                 int n0 = c * nI;
-                /* A: K panel s/4, 32 bytes per k step within the row */
-                LLVMValueRef adesc = p->areg ? NULL : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
+                /* A: K panel s/4, 32 bytes per k step within the row; transposed: rows 16s.. */
+                LLVMValueRef adesc = p->areg ? NULL
+                                     : trans_a ? desc_at(C, adesc0[i], s * 16 * 128)
+                                               : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
                 LLVMValueRef bdesc;
                 if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
                     bdesc = desc_at(C, bdesc0, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32);
@@ -196,7 +200,8 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
                     reg[j] = cg_reg_of(&li, (int[]){k0, k1});
                     d[j] = acc->v[reg[j]];
                 }
-                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_b, zero && s == 0);
+                wg_mma(C, ta, nI, d, adesc, p->areg ? afr[i * steps + s] : NULL, bdesc, trans_a, trans_b,
+                       zero && s == 0);
                 for (int j = 0; j < nI / 2; j++) acc->v[reg[j]] = d[j];
             }
     cg_inline_asm(C, C->vd, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0, true);
