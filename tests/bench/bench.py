@@ -813,8 +813,8 @@ def mm_family_specs(small):
         torch_fn=lambda T, t: (lambda: T.matmul(t.x.t(), t.dy, out=t.dw)),
         extra=[("torch autograd dx+dW+db", autograd)],
         flops=2 * Mt * Nout * Kin,
-        note="stdlib matmul.blk linear_bwd_dw (x^T through trans(); its aligned variant takes mma.sync: "
-             "blk's wgmma reads A K-contiguous only); torch: cuBLAS x.t() @ dy"))
+        note="stdlib matmul.blk linear_bwd_dw (x^T through trans(): an M-major wgmma operand, "
+             "transpose-a); torch: cuBLAS x.t() @ dy"))
 
     # MoE grouped GEMM: R sorted token rows over E experts, each expert's weight [N, K]
     R, E, GN, GK = (512, 4, 128, 128) if small else (32768, 8, 4096, 4096)
