@@ -439,7 +439,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     if (C->ws_loop)
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateStringAttribute(C->llc, "nvvm.minctasm", 13, "1", 1));
-    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(C->llc, fn, "entry");
+    LLVMBasicBlockRef bb = cg_block(C, "entry");
     LLVMPositionBuilderAtEnd(C->b, bb);
     C->tid = cg_call_intrinsic(C, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
     C->lane = LLVMBuildAnd(C->b, C->tid, cg_const_i32(C, 31), "lane");
