@@ -172,6 +172,10 @@ LLVMBasicBlockRef cg_loop_end_while(cg_ctx *C, const cg_loop *L, LLVMValueRef ne
 /* A stack slot made in the entry block (a fixed local-memory slot). */
 LLVMValueRef cg_entry_alloca(cg_ctx *C, LLVMTypeRef t, const char *name);
 
+/* cg_elementwise.c: x broadcast to type `to` in registers, both in layout l
+ * (each register takes x's at its coordinates, 0 along x's size-1 dims) */
+cg_val cg_broadcast_regs(cg_ctx *C, ir_value *x, const ir_type *to, const lay_layout *l);
+
 /* values */
 cg_val cg_new_val(cg_ctx *C, int n, const lay_layout *lay);
 void cg_set(cg_ctx *C, ir_value *v, cg_val x);
