@@ -288,26 +288,13 @@ static blkrt_status cpu_copy(blkrt_device *d, rt_copy_kind kind, bool async, blk
     blkrt_status st;
     if (async && s && s->capturing)
         return rt_err(BLKRT_ERR_UNSUPPORTED, "%s: only launches can be captured on the CPU device", fn);
-    void *dst = NULL, *src = NULL;
-    switch (kind) {
-    case RT_COPY_HTOD:
-        if ((st = cpu_range(d, dptr, bytes, &dst, fn))) return st;
-        memmove(dst, host, bytes);
-        break;
-    case RT_COPY_DTOH:
-        if ((st = cpu_range(d, sptr, bytes, &src, fn))) return st;
-        memmove(host, src, bytes);
-        break;
-    case RT_COPY_DTOD:
-        if ((st = cpu_range(d, dptr, bytes, &dst, fn)) || (st = cpu_range(d, sptr, bytes, &src, fn)))
-            return st;
-        memmove(dst, src, bytes);
-        break;
-    case RT_MEMSET:
-        if ((st = cpu_range(d, dptr, bytes, &dst, fn))) return st;
-        memset(dst, value, bytes);
-        break;
-    }
+    /* the device ranges it touches (the destination checked first); the
+     * host side is `host` */
+    void *dst = host, *src = host;
+    if (kind != RT_COPY_DTOH && (st = cpu_range(d, dptr, bytes, &dst, fn))) return st;
+    if ((kind == RT_COPY_DTOH || kind == RT_COPY_DTOD) && (st = cpu_range(d, sptr, bytes, &src, fn))) return st;
+    if (kind == RT_MEMSET) memset(dst, value, bytes);
+    else memmove(dst, src, bytes);
     return BLKRT_OK;
 }
 

@@ -28,6 +28,21 @@ blkrt_status blkrt_device_open(int ordinal, blkrt_device **out) {
     return BLKRT_OK;
 }
 
+void *rt_child_keep(blkrt_device *d, blkrt_status st, void *h) {
+    if (st) {
+        free(h);
+        return NULL;
+    }
+    atomic_fetch_add(&d->children, 1);
+    return h;
+}
+
+void rt_child_free(blkrt_device *d, uint32_t *magic, void *h) {
+    *magic = RT_MAGIC_DEAD;
+    free(h);
+    atomic_fetch_sub(&d->children, 1);
+}
+
 blkrt_status blkrt_device_close(blkrt_device *d) {
     blkrt_status st = rt_check_device(d, "blkrt_device_close");
     if (st) return st;

@@ -163,24 +163,15 @@ static blkrt_status gpu_copy(blkrt_device *d, rt_copy_kind kind, bool async, blk
     CUresult r = rt_ctx_enter(d, &sc);
     const char *call = "cuCtxPushCurrent";
     if (r == RT_CUDA_SUCCESS) {
+/* the copy's driver call: the synchronous one, or its Async form on cs */
+#define COPY_CALL(f, ...) (call = async ? #f "Async" : #f, async ? cu->f##Async(__VA_ARGS__, cs) : cu->f(__VA_ARGS__))
         switch (kind) {
-        case RT_COPY_HTOD:
-            call = async ? "cuMemcpyHtoDAsync" : "cuMemcpyHtoD";
-            r = async ? cu->cuMemcpyHtoDAsync(dptr, host, bytes, cs) : cu->cuMemcpyHtoD(dptr, host, bytes);
-            break;
-        case RT_COPY_DTOH:
-            call = async ? "cuMemcpyDtoHAsync" : "cuMemcpyDtoH";
-            r = async ? cu->cuMemcpyDtoHAsync(host, sptr, bytes, cs) : cu->cuMemcpyDtoH(host, sptr, bytes);
-            break;
-        case RT_COPY_DTOD:
-            call = async ? "cuMemcpyDtoDAsync" : "cuMemcpyDtoD";
-            r = async ? cu->cuMemcpyDtoDAsync(dptr, sptr, bytes, cs) : cu->cuMemcpyDtoD(dptr, sptr, bytes);
-            break;
-        case RT_MEMSET:
-            call = async ? "cuMemsetD8Async" : "cuMemsetD8";
-            r = async ? cu->cuMemsetD8Async(dptr, value, bytes, cs) : cu->cuMemsetD8(dptr, value, bytes);
-            break;
+        case RT_COPY_HTOD: r = COPY_CALL(cuMemcpyHtoD, dptr, host, bytes); break;
+        case RT_COPY_DTOH: r = COPY_CALL(cuMemcpyDtoH, host, sptr, bytes); break;
+        case RT_COPY_DTOD: r = COPY_CALL(cuMemcpyDtoD, dptr, sptr, bytes); break;
+        case RT_MEMSET: r = COPY_CALL(cuMemsetD8, dptr, value, bytes); break;
         }
+#undef COPY_CALL
     }
     rt_ctx_leave(d, &sc);
     return r ? rt_cu_err_on(d, r, call) : BLKRT_OK;

@@ -220,8 +220,7 @@ blkrt_status rt_gpu_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream
     s->dev = d;
     s->cu = (CUstream)(uintptr_t)custream;
     s->foreign = true;
-    atomic_fetch_add(&d->children, 1);
-    *out = s;
+    *out = rt_child_keep(d, BLKRT_OK, s);
     return BLKRT_OK;
 }
 

@@ -33,13 +33,9 @@ blkrt_status blkrt_graph_end_capture(blkrt_stream *s, blkrt_graph **out) {
     }
     g->magic = RT_MAGIC_GRAPH;
     g->dev = d;
-    if ((st = d->ops->capture_end(s, g))) {
-        free(g);
-        return st;
-    }
-    atomic_fetch_add(&d->children, 1);
-    *out = g;
-    return BLKRT_OK;
+    st = d->ops->capture_end(s, g);
+    *out = rt_child_keep(d, st, g);
+    return st;
 }
 
 blkrt_status blkrt_graph_launch(blkrt_graph *g, blkrt_stream *s) {
@@ -54,9 +50,6 @@ blkrt_status blkrt_graph_destroy(blkrt_graph *g) {
     if (!RT_IS(g, RT_MAGIC_GRAPH)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_graph_destroy: not a graph handle");
     blkrt_device *d = g->dev;
     blkrt_status st = d->ops->graph_destroy(g);
-    if (st) return st;
-    g->magic = RT_MAGIC_DEAD;
-    free(g);
-    atomic_fetch_sub(&d->children, 1);
-    return BLKRT_OK;
+    if (!st) rt_child_free(d, &g->magic, g);
+    return st;
 }

@@ -214,6 +214,18 @@ static bool parse_type(parser *P, slice t, const char *param, rt_param *out) {
     return true;
 }
 
+/* A listed name (a parameter's, a const's), checked and copied into the
+ * pool; NULL after a failure (P->status says which). */
+static char *pool_name(parser *P, slice name, const char *what) {
+    if (!valid_name(name, false)) {
+        P->status = rt_err(BLKRT_ERR_META, "blk-meta line %d: bad %s name '%.*s'", P->line, what, (int)name.n, name.s);
+        return NULL;
+    }
+    char *s = rt_pool_strndup(P->pool, name.s, name.n);
+    if (!s) P->status = rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
+    return s;
+}
+
 static bool parse_params(parser *P, slice v, rt_meta_kernel *k) {
     int n = count_items(v);
     if (n > RT_MAX_PARAMS) FAIL(P, "blk-meta line %d: %d parameters (at most %d)", P->line, n, RT_MAX_PARAMS);
@@ -225,11 +237,8 @@ static bool parse_params(parser *P, slice v, rt_meta_kernel *k) {
         slice item = next_item(&rest), name, type;
         if (!split(item, ':', &name, &type))
             FAIL(P, "blk-meta line %d: parameter '%.*s' has no type (write name:type)", P->line, (int)item.n, item.s);
-        if (!valid_name(name, false))
-            FAIL(P, "blk-meta line %d: bad parameter name '%.*s'", P->line, (int)name.n, name.s);
         rt_param *p = &k->params[i];
-        p->name = rt_pool_strndup(P->pool, name.s, name.n);
-        if (!p->name) FAIL_OOM(P);
+        if (!(p->name = pool_name(P, name, "parameter"))) return false;
         for (int j = 0; j < i; j++)
             if (strcmp(k->params[j].name, p->name) == 0)
                 FAIL(P, "blk-meta line %d: parameter '%s' is listed twice", P->line, p->name);
@@ -248,11 +257,8 @@ static bool parse_consts(parser *P, slice v, rt_meta_kernel *k) {
         slice item = next_item(&rest), name, tail, type, value;
         if (!split(item, ':', &name, &tail) || !split(tail, ':', &type, &value))
             FAIL(P, "blk-meta line %d: const '%.*s' is not NAME:TYPE:VALUE", P->line, (int)item.n, item.s);
-        if (!valid_name(name, false))
-            FAIL(P, "blk-meta line %d: bad const name '%.*s'", P->line, (int)name.n, name.s);
         rt_const *c = &k->consts[i];
-        c->name = rt_pool_strndup(P->pool, name.s, name.n);
-        if (!c->name) FAIL_OOM(P);
+        if (!(c->name = pool_name(P, name, "const"))) return false;
         int t = scalar_type(type.s, type.n);
         if (t < 0) FAIL(P, "blk-meta line %d: const '%s' has unknown type '%.*s'", P->line, c->name, (int)type.n, type.s);
         c->type = (rt_type)t;

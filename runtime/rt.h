@@ -255,6 +255,15 @@ static inline blkrt_status rt_check_device(blkrt_device *d, const char *fn) {
     return BLKRT_OK;
 }
 
+/* A device's streams, events and graphs (the public front's handles): the
+ * device counts them, so that it does not close under one.
+ * rt_child_keep: after the device's create call returned st — counted and
+ * returned when st is BLKRT_OK, else freed (NULL). rt_child_free: after its
+ * destroy succeeded — magic cleared (catches some uses after destroy),
+ * freed, no longer counted. (device.c) */
+void *rt_child_keep(blkrt_device *d, blkrt_status st, void *h);
+void rt_child_free(blkrt_device *d, uint32_t *magic, void *h);
+
 /* ---- modules and kernels ---- */
 typedef struct {
     const char *entry;

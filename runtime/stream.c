@@ -37,13 +37,9 @@ blkrt_status blkrt_stream_create(blkrt_device *d, blkrt_stream **out) {
     if (!s) return rt_err(BLKRT_ERR_OUT_OF_MEMORY, "out of memory");
     s->magic = RT_MAGIC_STREAM;
     s->dev = d;
-    if ((st = d->ops->stream_create(s))) {
-        free(s);
-        return st;
-    }
-    atomic_fetch_add(&d->children, 1);
-    *out = s;
-    return BLKRT_OK;
+    st = d->ops->stream_create(s);
+    *out = rt_child_keep(d, st, s);
+    return st;
 }
 
 blkrt_status blkrt_stream_wrap(blkrt_device *d, uint64_t custream, blkrt_stream **out) {
@@ -58,11 +54,8 @@ blkrt_status blkrt_stream_destroy(blkrt_stream *s) {
     if (!RT_IS(s, RT_MAGIC_STREAM)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_stream_destroy: not a stream handle");
     blkrt_device *d = s->dev;
     blkrt_status st = d->ops->stream_destroy(s);
-    if (st) return st;
-    s->magic = RT_MAGIC_DEAD;
-    free(s);
-    atomic_fetch_sub(&d->children, 1);
-    return BLKRT_OK;
+    if (!st) rt_child_free(d, &s->magic, s);
+    return st;
 }
 
 blkrt_status blkrt_stream_synchronize(blkrt_stream *s) {
@@ -81,24 +74,17 @@ blkrt_status blkrt_event_create(blkrt_device *d, blkrt_event **out) {
     e->magic = RT_MAGIC_EVENT;
     e->dev = d;
     e->cpu_ms = -1;
-    if ((st = d->ops->event_create(e))) {
-        free(e);
-        return st;
-    }
-    atomic_fetch_add(&d->children, 1);
-    *out = e;
-    return BLKRT_OK;
+    st = d->ops->event_create(e);
+    *out = rt_child_keep(d, st, e);
+    return st;
 }
 
 blkrt_status blkrt_event_destroy(blkrt_event *e) {
     if (!RT_IS(e, RT_MAGIC_EVENT)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_event_destroy: not an event handle");
     blkrt_device *d = e->dev;
     blkrt_status st = d->ops->event_destroy(e);
-    if (st) return st;
-    e->magic = RT_MAGIC_DEAD;
-    free(e);
-    atomic_fetch_sub(&d->children, 1);
-    return BLKRT_OK;
+    if (!st) rt_child_free(d, &e->magic, e);
+    return st;
 }
 
 blkrt_status blkrt_event_record(blkrt_event *e, blkrt_stream *s) {

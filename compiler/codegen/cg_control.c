@@ -29,7 +29,7 @@ typedef struct {
 /* A target receiving values typed like vals[0..n-1] in layouts lays[]. */
 static cg_target target_new(cg_ctx *C, const char *name, ir_value *const *like, const lay_layout **lays, int n) {
     cg_target t = {0};
-    t.bb = LLVMAppendBasicBlockInContext(C->llc, C->fn, name);
+    t.bb = cg_block(C, name);
     t.nvals = n;
     t.phis = ARENA_ARRAY(C->a, cg_val, n + 1);
     t.lays = lays;
@@ -112,7 +112,7 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     cg_target head = target_new(C, "for.head", carried, lays, nc);
     cg_target latch = target_new(C, "for.latch", carried, lays, nc);
     cg_target exit = target_new(C, "for.exit", carried, lays, nc);
-    LLVMBasicBlockRef body_bb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "for.body");
+    LLVMBasicBlockRef body_bb = cg_block(C, "for.body");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     LLVMPositionBuilderAtEnd(b, head.bb);
     LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "iv");
@@ -189,9 +189,8 @@ static void lower_while(cg_ctx *C, ir_inst *in) {
     cg_target bodyt = target_new(C, "while.body", br->args.data, blays, br->args.len);
     LLVMValueRef cond = cg_get(C, c->operands[0], NULL).v[0];
     /* two jumps with values from one block: go through small trampolines */
-    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "while.go");
-    LLVMBasicBlockRef fb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "while.stop");
-    LLVMBuildCondBr(b, cond, tb, fb);
+    LLVMBasicBlockRef tb, fb;
+    cg_branch(C, cond, "while.go", &tb, "while.stop", &fb);
     LLVMPositionBuilderAtEnd(b, tb);
     jump(C, &bodyt, vals, nvals);
     LLVMPositionBuilderAtEnd(b, fb);
@@ -208,9 +207,8 @@ static void lower_if(cg_ctx *C, ir_inst *in) {
     LLVMValueRef cond = cg_get(C, in->operands[0], NULL).v[0];
     const lay_layout **lays = lays_of(C, in->results, in->num_results);
     cg_target join = target_new(C, "if.join", in->results, lays, in->num_results);
-    LLVMBasicBlockRef tb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "if.then");
-    LLVMBasicBlockRef eb = LLVMAppendBasicBlockInContext(C->llc, C->fn, "if.else");
-    LLVMBuildCondBr(b, cond, tb, eb);
+    LLVMBasicBlockRef tb, eb;
+    cg_branch(C, cond, "if.then", &tb, "if.else", &eb);
     cg_target *cont = C->flow ? C->flow->cont : NULL, *brk = C->flow ? C->flow->brk : NULL;
     LLVMPositionBuilderAtEnd(b, tb);
     if (in->num_regions > 0) run_region(C, in->regions[0], &join, cont, brk);

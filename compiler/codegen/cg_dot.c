@@ -708,16 +708,10 @@ void mma_prefetch_begin(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     if (!pf) { C->failed = true; return; }
     pf->loop = loop, pf->dot = dot;
     frag_ctx F = frag_setup(C, &ta, &tb, (cg_val){0}, a->type, false, L, res->type.shape, bo->type.shape[1]);
-    LLVMBuilderRef eb = LLVMCreateBuilderInContext(C->llc);
-    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(C->fn);
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first) LLVMPositionBuilderBefore(eb, first);
-    else LLVMPositionBuilderAtEnd(eb, entry);
     for (int i = 0; i < F.mt && i < 16; i++)
-        for (int q = 0; q < 4; q++) pf->a[i][q] = LLVMBuildAlloca(eb, C->i32, "pf.a");
+        for (int q = 0; q < 4; q++) pf->a[i][q] = cg_entry_alloca(C, C->i32, "pf.a");
     for (int j = 0; j < F.nt && j < 64; j++)
-        for (int q = 0; q < 2; q++) pf->b[j][q] = LLVMBuildAlloca(eb, C->i32, "pf.b");
-    LLVMDisposeBuilder(eb);
+        for (int q = 0; q < 2; q++) pf->b[j][q] = cg_entry_alloca(C, C->i32, "pf.b");
     frag_addrs addrs = {.n = 0};
     frags f;
     load_frags(C, &F, &addrs, 0, &f);
@@ -750,19 +744,15 @@ static void lower_simt(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc
     cg_lay_info li;
     cg_lay_info_get(C, L, 2, res->type.shape, &li);
     /* k loop: acc[r] = fma(A[row r][k], B[k][col r], acc[r]) */
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(C->llc, C->fn, "dot.k");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C->llc, C->fn, "dot.done");
     int nr = li.nregs;
     LLVMValueRef *rowv = ARENA_ARRAY(C->a, LLVMValueRef, nr), *colv = ARENA_ARRAY(C->a, LLVMValueRef, nr);
     if (!rowv || !colv) { C->failed = true; return; }
     for (int r = 0; r < nr; r++) rowv[r] = cg_reg_coord(C, &li, r, 0), colv[r] = cg_reg_coord(C, &li, r, 1);
-    LLVMBuildBr(b, body);
-    LLVMPositionBuilderAtEnd(b, body);
-    LLVMValueRef k = LLVMBuildPhi(b, C->i32, "k");
+    cg_loop kl = cg_loop_begin(C, C->i32, cg_const_i32(C, 0), "dot.k", NULL, "dot.done"); /* tested at its bottom */
+    LLVMValueRef k = kl.iv;
     LLVMValueRef *phi = ARENA_ARRAY(C->a, LLVMValueRef, nr);
     if (!phi) { C->failed = true; return; }
-    for (int r = 0; r < nr; r++) phi[r] = LLVMBuildPhi(b, C->f32, "");
+    for (int r = 0; r < nr; r++) phi[r] = cg_loop_phi(C, &kl, C->f32, acc->v[r]);
     LLVMValueRef *next = ARENA_ARRAY(C->a, LLVMValueRef, nr);
     if (!next) { C->failed = true; return; }
     LLVMTypeRef fty = C->f32;
@@ -777,13 +767,8 @@ static void lower_simt(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc
         next[r] = cg_call_intrinsic(C, "llvm.fma", &fty, 1, (LLVMValueRef[]){x, y, phi[r]}, 3);
     }
     LLVMValueRef k1 = LLVMBuildAdd(b, k, cg_const_i32(C, 1), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, k1, cg_const_i32(C, K), ""), body, done);
-    LLVMValueRef zero = cg_const_i32(C, 0);
-    LLVMAddIncoming(k, (LLVMValueRef[]){zero, k1}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    for (int r = 0; r < nr; r++)
-        LLVMAddIncoming(phi[r], (LLVMValueRef[]){acc->v[r], next[r]}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    LLVMPositionBuilderAtEnd(b, done);
+    LLVMBasicBlockRef latch = cg_loop_end_while(C, &kl, k1, LLVMBuildICmp(b, LLVMIntSLT, k1, cg_const_i32(C, K), ""));
+    for (int r = 0; r < nr; r++) cg_phi_add(phi[r], next[r], latch);
     for (int r = 0; r < nr; r++) acc->v[r] = next[r];
 }
 

@@ -479,6 +479,23 @@ static LLVMValueRef random_scalar(cg_ctx *C, ir_inst *in, LLVMValueRef seed, LLV
     return cg_cast_scalar(C, in->loc, DT_F32, rt, LLVMBuildFMul(b, r, cs, ""));
 }
 
+cg_val cg_broadcast_regs(cg_ctx *C, ir_value *x, const ir_type *to, const lay_layout *l) {
+    cg_val xv = cg_get(C, x, l);
+    cg_lay_info ri, xi;
+    cg_lay_shape(l, to->rank, to->shape, &ri);
+    cg_lay_shape(l, x->type.rank, x->type.shape, &xi);
+    cg_val v = cg_new_val(C, ri.nregs, l);
+    for (int i = 0; i < v.n; i++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&ri, i, k);
+        for (int d = 0; d < to->rank; d++)
+            if (x->type.shape[d] == 1) k[d] = 0;
+        int j = cg_reg_of(&xi, k);
+        v.v[i] = j < xv.n ? xv.v[j] : LLVMGetUndef(cg_type(C, (blk_dtype)to->dtype));
+    }
+    return v;
+}
+
 bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     ir_value *r = in->num_results ? in->results[0] : NULL;
     switch (in->op) {
@@ -523,19 +540,7 @@ bool cg_elementwise(cg_ctx *C, ir_inst *in) {
         const lay_layout *l = cg_lay(C, r);
         ir_value *x = in->operands[0];
         if (!x->type.rank) { cg_set(C, r, fill(C, r, cg_get(C, x, NULL).v[0])); return true; }
-        cg_val xv = cg_get(C, x, l);
-        cg_lay_info ri, xi;
-        cg_lay_shape(l, r->type.rank, r->type.shape, &ri);
-        cg_lay_shape(l, x->type.rank, x->type.shape, &xi);
-        cg_val v = cg_new_val(C, ri.nregs, l);
-        for (int i = 0; i < v.n; i++) {
-            int k[IR_MAX_RANK];
-            cg_reg_index(&ri, i, k);
-            for (int d = 0; d < r->type.rank; d++)
-                if (x->type.shape[d] == 1) k[d] = 0;
-            v.v[i] = xv.v[cg_reg_of(&xi, k)];
-        }
-        cg_set(C, r, v);
+        cg_set(C, r, cg_broadcast_regs(C, x, &r->type, l));
         return true;
     }
     case IR_EXPAND_DIMS: {

@@ -12,6 +12,7 @@
  *   cg_sort_keys.c    sort keys: format, encoding, compare (cg_sort.h)
  *   cg_convert.c      layout conversions and shape ops through shared memory
  *   cg_control.c      for / if / while / break / continue / return
+ *   cg_flow.c         a lowering's own ifs and loops, entry-block allocas
  *   cg_print.c        print (device vprintf), assert (__assertfail)
  *   cg_dot.c          dot: shared-memory tiles, ldmatrix, mma.sync
  *
@@ -133,6 +134,48 @@ LLVMValueRef cg_smem(cg_ctx *C, blk_loc loc, int64_t bytes);
 LLVMValueRef cg_smem_aligned(cg_ctx *C, blk_loc loc, int64_t bytes, int align);
 void cg_region(cg_ctx *C, ir_region *r);
 void cg_region_inst(cg_ctx *C, ir_inst *in); /* lower one instruction */
+
+/* cg_flow.c: the branches and loops one op's lowering builds. Blocks are
+ * appended in the order given at each (the PTX's block order follows). */
+LLVMBasicBlockRef cg_block(cg_ctx *C, const char *name); /* appended to C->fn */
+void cg_phi_add(LLVMValueRef phi, LLVMValueRef v, LLVMBasicBlockRef from);
+/* Appends *then, then *other, and branches to *then when cond holds, else
+ * to *other; the builder stays where it was (after the branch). */
+void cg_branch(cg_ctx *C, LLVMValueRef cond, const char *then_name, LLVMBasicBlockRef *then, const char *else_name,
+               LLVMBasicBlockRef *other);
+typedef struct {
+    LLVMBasicBlockRef from, join; /* where the if began; where both paths meet */
+} cg_if;
+/* if (cond) {  — the builder moves into the new block `name` (appended
+ * before `join_name`); cg_if_not_begin: if (!cond) { */
+cg_if cg_if_begin(cg_ctx *C, LLVMValueRef cond, const char *name, const char *join_name);
+cg_if cg_if_not_begin(cg_ctx *C, LLVMValueRef cond, const char *name, const char *join_name);
+/* }  — on at the join; returns the block the body ended in (for phis with
+ * I->from) */
+LLVMBasicBlockRef cg_if_end(cg_ctx *C, const cg_if *I);
+typedef struct {
+    LLVMBasicBlockRef pre, head, body, exit; /* pre: the block before the loop */
+    LLVMValueRef iv;                         /* a phi in head: init from pre */
+} cg_loop;
+/* for (iv = init; ...; iv = next): the builder moves into the header `name`
+ * after iv's phi. Blocks appended: the header, the body `body_name` if given
+ * (NULL: cg_loop_test appends it later, or the header is the body), the exit
+ * `exit_name`. cg_loop_phi adds another carried value to the header (its
+ * value from the latch: cg_phi_add). A loop tested at its top: cg_loop_test
+ * into the body, then cg_loop_end; at its bottom (the header is the body):
+ * cg_loop_end_while. Both end at the exit and return the latch. */
+cg_loop cg_loop_begin(cg_ctx *C, LLVMTypeRef ivt, LLVMValueRef init, const char *name, const char *body_name,
+                      const char *exit_name);
+LLVMValueRef cg_loop_phi(cg_ctx *C, const cg_loop *L, LLVMTypeRef t, LLVMValueRef init);
+void cg_loop_test(cg_ctx *C, cg_loop *L, LLVMValueRef go, const char *body_name);
+LLVMBasicBlockRef cg_loop_end(cg_ctx *C, const cg_loop *L, LLVMValueRef next);
+LLVMBasicBlockRef cg_loop_end_while(cg_ctx *C, const cg_loop *L, LLVMValueRef next, LLVMValueRef go);
+/* A stack slot made in the entry block (a fixed local-memory slot). */
+LLVMValueRef cg_entry_alloca(cg_ctx *C, LLVMTypeRef t, const char *name);
+
+/* cg_elementwise.c: x broadcast to type `to` in registers, both in layout l
+ * (each register takes x's at its coordinates, 0 along x's size-1 dims) */
+cg_val cg_broadcast_regs(cg_ctx *C, ir_value *x, const ir_type *to, const lay_layout *l);
 
 /* values */
 cg_val cg_new_val(cg_ctx *C, int n, const lay_layout *lay);

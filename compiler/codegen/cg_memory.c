@@ -349,11 +349,7 @@ static LLVMAtomicRMWBinOp rmw_op(cg_ctx *C, ir_inst *in, blk_dtype t) {
 static LLVMValueRef atomic_one(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef p, LLVMValueRef cmp, LLVMValueRef val,
                                LLVMValueRef pred) {
     LLVMBuilderRef b = C->b;
-    LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
-    LLVMBasicBlockRef doit = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.join");
-    LLVMBuildCondBr(b, pred, doit, join);
-    LLVMPositionBuilderAtEnd(b, doit);
+    cg_if guard = cg_if_begin(C, pred, "atom", "atom.join");
     static const char *const scope_names[] = {"device", "block"}; /* ir_scope */
     const char *sn = scope_names[in->scope == IR_SCOPE_CTA];
     unsigned scope = LLVMGetSyncScopeID(C->llc, sn, strlen(sn));
@@ -380,12 +376,10 @@ static LLVMValueRef atomic_one(cg_ctx *C, ir_inst *in, blk_dtype t, LLVMValueRef
         if (acquire) LLVMBuildFenceSyncScope(b, LLVMAtomicOrderingAcquireRelease, scope, "");
     }
     if (t == DT_BOOL) old = LLVMBuildICmp(b, LLVMIntNE, old, LLVMConstInt(C->i8, 0, 0), "");
-    LLVMBasicBlockRef done = LLVMGetInsertBlock(b);
-    LLVMBuildBr(b, join);
-    LLVMPositionBuilderAtEnd(b, join);
+    LLVMBasicBlockRef done = cg_if_end(C, &guard);
     LLVMValueRef phi = LLVMBuildPhi(b, ty, "");
     LLVMValueRef in_v[2] = {old, LLVMGetUndef(ty)};
-    LLVMBasicBlockRef in_b[2] = {done, from};
+    LLVMBasicBlockRef in_b[2] = {done, guard.from};
     LLVMAddIncoming(phi, in_v, in_b, 2);
     return phi;
 }
@@ -409,13 +403,10 @@ static void lower_atomic(cg_ctx *C, ir_inst *in) {
         LLVMValueRef sm = cg_smem(C, in->loc, 8);
         LLVMTypeRef mt = cg_mem_type(C, t);
         cg_barrier(C);
-        LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.bcast");
-        LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "atom.bcast.join");
-        LLVMBuildCondBr(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), wr, join);
-        LLVMPositionBuilderAtEnd(C->b, wr);
+        cg_if first = cg_if_begin(C, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), "atom.bcast",
+                                  "atom.bcast.join");
         LLVMBuildStore(C->b, t == DT_BOOL ? LLVMBuildZExt(C->b, old, C->i8, "") : old, sm);
-        LLVMBuildBr(C->b, join);
-        LLVMPositionBuilderAtEnd(C->b, join);
+        cg_if_end(C, &first);
         cg_barrier(C);
         LLVMValueRef x = LLVMBuildLoad2(C->b, mt, sm, "");
         if (t == DT_BOOL) x = LLVMBuildICmp(C->b, LLVMIntNE, x, LLVMConstInt(C->i8, 0, 0), "");

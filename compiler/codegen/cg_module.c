@@ -243,23 +243,8 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
     }
     if (d && d->op == IR_BROADCAST && d->num_operands == 1 && d->operands[0]->type.rank == v->type.rank &&
         ir_numel(d->operands[0]->type) < ir_numel(v->type) && lay_fits(want, v->type.rank, v->type.shape) &&
-        lay_fits(want, v->type.rank, d->operands[0]->type.shape)) {
-        ir_value *src = d->operands[0];
-        cg_val xv = cg_get(C, src, want);
-        cg_lay_info ri, xi;
-        cg_lay_shape(want, v->type.rank, v->type.shape, &ri);
-        cg_lay_shape(want, src->type.rank, src->type.shape, &xi);
-        cg_val r = cg_new_val(C, ri.nregs, want);
-        for (int i = 0; i < r.n; i++) {
-            int k[IR_MAX_RANK];
-            cg_reg_index(&ri, i, k);
-            for (int dd = 0; dd < v->type.rank; dd++)
-                if (src->type.shape[dd] == 1) k[dd] = 0;
-            int j = cg_reg_of(&xi, k);
-            r.v[i] = j < xv.n ? xv.v[j] : LLVMGetUndef(cg_type(C, (blk_dtype)v->type.dtype));
-        }
-        return r;
-    }
+        lay_fits(want, v->type.rank, d->operands[0]->type.shape))
+        return cg_broadcast_regs(C, d->operands[0], &v->type, want);
     if (d && fuse_remat(C->fuse, v) && lay_fits(want, v->type.rank, v->type.shape)) return remat(C, v, want);
     return cg_convert(C, v->def ? v->def->loc : LOC_NONE, x, v->type, want);
 }
@@ -439,7 +424,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     if (C->ws_loop)
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateStringAttribute(C->llc, "nvvm.minctasm", 13, "1", 1));
-    LLVMBasicBlockRef bb = LLVMAppendBasicBlockInContext(C->llc, fn, "entry");
+    LLVMBasicBlockRef bb = cg_block(C, "entry");
     LLVMPositionBuilderAtEnd(C->b, bb);
     C->tid = cg_call_intrinsic(C, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
     C->lane = LLVMBuildAnd(C->b, C->tid, cg_const_i32(C, 31), "lane");

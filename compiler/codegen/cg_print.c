@@ -84,13 +84,8 @@ static const char *value_conv(cg_ctx *C, blk_dtype t, LLVMValueRef *v) {
  * argument buffer, shared by the calls of one operand (same struct type) */
 static void emit_printf(cg_ctx *C, const char *fmt, LLVMValueRef *args, int nargs, LLVMValueRef pred, LLVMValueRef *slot) {
     LLVMBuilderRef b = C->b;
-    LLVMBasicBlockRef join = NULL;
-    if (pred) {
-        LLVMBasicBlockRef doit = LLVMAppendBasicBlockInContext(C->llc, C->fn, "print");
-        join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "print.join");
-        LLVMBuildCondBr(b, pred, doit, join);
-        LLVMPositionBuilderAtEnd(b, doit);
-    }
+    cg_if guard = {0};
+    if (pred) guard = cg_if_begin(C, pred, "print", "print.join");
     LLVMTypeRef ptr0 = LLVMPointerTypeInContext(C->llc, 0);
     LLVMValueRef buf = LLVMConstNull(ptr0);
     if (nargs > 0) {
@@ -100,14 +95,8 @@ static void emit_printf(cg_ctx *C, const char *fmt, LLVMValueRef *args, int narg
         /* the alloca goes to the entry block (one stack slot per operand) */
         LLVMValueRef a = *slot;
         if (!a) {
-            LLVMBasicBlockRef cur = LLVMGetInsertBlock(b);
-            LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(C->fn);
-            LLVMValueRef first = LLVMGetFirstInstruction(entry);
-            if (first) LLVMPositionBuilderBefore(b, first);
-            else LLVMPositionBuilderAtEnd(b, entry);
-            a = *slot = LLVMBuildAlloca(b, st, "printf.args");
+            a = *slot = cg_entry_alloca(C, st, "printf.args");
             LLVMSetAlignment(a, 8);
-            LLVMPositionBuilderAtEnd(b, cur);
         }
         for (int i = 0; i < nargs; i++) LLVMBuildStore(b, args[i], LLVMBuildStructGEP2(b, st, a, (unsigned)i, ""));
         buf = a;
@@ -115,10 +104,7 @@ static void emit_printf(cg_ctx *C, const char *fmt, LLVMValueRef *args, int narg
     }
     LLVMValueRef cargs[2] = {fmt_global(C, fmt), buf};
     cg_call_extern(C, "vprintf", C->i32, cargs, 2);
-    if (pred) {
-        LLVMBuildBr(b, join);
-        LLVMPositionBuilderAtEnd(b, join);
-    }
+    if (pred) cg_if_end(C, &guard);
 }
 
 static void lower_print(cg_ctx *C, ir_inst *in) {
@@ -201,10 +187,7 @@ static void lower_assert(cg_ctx *C, ir_inst *in) {
         ok = ok ? LLVMBuildAnd(b, ok, v, "") : v;
     }
     if (!ok) return;
-    LLVMBasicBlockRef fail = LLVMAppendBasicBlockInContext(C->llc, C->fn, "assert.fail");
-    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(C->llc, C->fn, "assert.ok");
-    LLVMBuildCondBr(b, ok, join, fail);
-    LLVMPositionBuilderAtEnd(b, fail);
+    cg_if failed = cg_if_not_begin(C, ok, "assert.fail", "assert.ok");
     int line = 0, col = 0;
     diag_line_col(C->diag, in->loc, &line, &col);
     const char *file = in->loc.file >= 0 && in->loc.file < C->diag->files.len ? C->diag->files.data[in->loc.file].path
@@ -218,8 +201,7 @@ static void lower_assert(cg_ctx *C, ir_inst *in) {
     args[4] = LLVMConstInt(C->i64, 1, 0);
     cg_call_extern(C, "__assertfail", LLVMVoidTypeInContext(C->llc), args, 5);
     cg_call_intrinsic(C, "llvm.trap", NULL, 0, NULL, 0);
-    LLVMBuildBr(b, join);
-    LLVMPositionBuilderAtEnd(b, join);
+    cg_if_end(C, &failed);
 }
 
 bool cg_print(cg_ctx *C, ir_inst *in) {

@@ -43,65 +43,45 @@ typedef struct {
 } sk_state;
 
 typedef struct {
-    LLVMBasicBlockRef header, exit;
-    LLVMValueRef iv, *phis;
+    cg_loop loop;
+    LLVMValueRef iv, *phis; /* iv: loop.iv */
 } sk_loop;
 
 typedef struct {
-    LLVMBasicBlockRef from, join;
+    cg_if branch;
     LLVMValueRef *saved;
 } sk_if;
 
-static LLVMBasicBlockRef new_block(cg_ctx *C, const char *name) {
-    return LLVMAppendBasicBlockInContext(C->llc, C->fn, name);
-}
-
 /* header: iv = phi(init, next); the state's phis. Then loop_test. */
 static void loop_begin(cg_ctx *C, sk_state *st, sk_loop *L, LLVMValueRef init) {
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(C->b);
-    L->header = new_block(C, "sort.loop");
-    L->exit = new_block(C, "sort.next");
-    LLVMBuildBr(C->b, L->header);
-    LLVMPositionBuilderAtEnd(C->b, L->header);
-    L->iv = LLVMBuildPhi(C->b, C->i32, "");
-    LLVMAddIncoming(L->iv, &init, &pre, 1);
+    L->loop = cg_loop_begin(C, C->i32, init, "sort.loop", NULL, "sort.next");
+    L->iv = L->loop.iv;
     int n = st ? st->n : 0;
     L->phis = ARENA_ARRAY(C->a, LLVMValueRef, n + 1);
     if (!L->phis) { C->failed = true; return; }
     for (int i = 0; i < n; i++) {
         LLVMValueRef v = *st->refs[i];
-        L->phis[i] = LLVMBuildPhi(C->b, LLVMTypeOf(v), "");
-        LLVMAddIncoming(L->phis[i], &v, &pre, 1);
+        L->phis[i] = cg_loop_phi(C, &L->loop, LLVMTypeOf(v), v);
         *st->refs[i] = L->phis[i];
     }
 }
 
 /* The body runs while `go` holds. */
 static void loop_test(cg_ctx *C, sk_loop *L, LLVMValueRef go) {
-    LLVMBasicBlockRef body = new_block(C, "sort.step");
-    LLVMBuildCondBr(C->b, go, body, L->exit);
-    LLVMPositionBuilderAtEnd(C->b, body);
+    cg_loop_test(C, &L->loop, go, "sort.step");
 }
 
 static void loop_end(cg_ctx *C, sk_state *st, sk_loop *L, LLVMValueRef next) {
     if (!L->phis) return;
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(C->b);
-    LLVMAddIncoming(L->iv, &next, &latch, 1);
+    LLVMBasicBlockRef latch = cg_loop_end(C, &L->loop, next);
     for (int i = 0; st && i < st->n; i++) {
-        LLVMValueRef v = *st->refs[i];
-        LLVMAddIncoming(L->phis[i], &v, &latch, 1);
+        cg_phi_add(L->phis[i], *st->refs[i], latch);
         *st->refs[i] = L->phis[i]; /* the values on exit: the header's */
     }
-    LLVMBuildBr(C->b, L->header);
-    LLVMPositionBuilderAtEnd(C->b, L->exit);
 }
 
 static void if_begin(cg_ctx *C, sk_state *st, sk_if *I, LLVMValueRef cond) {
-    LLVMBasicBlockRef then = new_block(C, "sort.then");
-    I->from = LLVMGetInsertBlock(C->b);
-    I->join = new_block(C, "sort.join");
-    LLVMBuildCondBr(C->b, cond, then, I->join);
-    LLVMPositionBuilderAtEnd(C->b, then);
+    I->branch = cg_if_begin(C, cond, "sort.then", "sort.join");
     int n = st ? st->n : 0;
     I->saved = ARENA_ARRAY(C->a, LLVMValueRef, n + 1);
     if (!I->saved) { C->failed = true; return; }
@@ -109,15 +89,13 @@ static void if_begin(cg_ctx *C, sk_state *st, sk_if *I, LLVMValueRef cond) {
 }
 
 static void if_end(cg_ctx *C, sk_state *st, sk_if *I) {
-    LLVMBasicBlockRef end = LLVMGetInsertBlock(C->b);
-    LLVMBuildBr(C->b, I->join);
-    LLVMPositionBuilderAtEnd(C->b, I->join);
+    LLVMBasicBlockRef end = cg_if_end(C, &I->branch);
     for (int i = 0; st && I->saved && i < st->n; i++) {
         LLVMValueRef v = *st->refs[i];
         if (v == I->saved[i]) continue;
         LLVMValueRef phi = LLVMBuildPhi(C->b, LLVMTypeOf(v), "");
-        LLVMAddIncoming(phi, &v, &end, 1);
-        LLVMAddIncoming(phi, &I->saved[i], &I->from, 1);
+        cg_phi_add(phi, v, end);
+        cg_phi_add(phi, I->saved[i], I->branch.from);
         *st->refs[i] = phi;
     }
 }
@@ -346,14 +324,8 @@ typedef struct {
 
 /* A static alloca (entry block: NVPTX puts it in local memory). */
 static LLVMValueRef entry_array(cg_ctx *C, LLVMTypeRef elem, int64_t count, LLVMTypeRef *type) {
-    LLVMBasicBlockRef cur = LLVMGetInsertBlock(C->b), entry = LLVMGetEntryBasicBlock(C->fn);
-    LLVMValueRef first = LLVMGetFirstInstruction(entry);
     *type = LLVMArrayType2(elem, (uint64_t)count);
-    if (first) LLVMPositionBuilderBefore(C->b, first);
-    else LLVMPositionBuilderAtEnd(C->b, entry);
-    LLVMValueRef a = LLVMBuildAlloca(C->b, *type, "sort.keys");
-    LLVMPositionBuilderAtEnd(C->b, cur);
-    return a;
+    return cg_entry_alloca(C, *type, "sort.keys");
 }
 
 static LLVMValueRef local_slot(cg_ctx *C, LLVMValueRef arr, LLVMTypeRef at, LLVMValueRef i) {

@@ -218,19 +218,17 @@ void cg_ws_entry(cg_ctx *C) {
         C->ws_count = LLVMBuildAlloca(b, C->i32, "ws.count");
         LLVMBuildStore(b, cg_const_i32(C, 0), C->ws_count);
     }
-    C->ws_producer = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.producer");
-    LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.consumer");
+    LLVMBasicBlockRef cons;
     LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
-    LLVMBuildCondBr(b, is_prod, C->ws_producer, cons);
+    cg_branch(C, is_prod, "ws.producer", &C->ws_producer, "ws.consumer", &cons);
     LLVMPositionBuilderAtEnd(b, cons);
     setmaxnreg(C, "inc", consumer_regs(C));
 }
 
 /* if (!cond) return; */
 static void continue_if(cg_ctx *C, LLVMValueRef cond, const char *name) {
-    LLVMBasicBlockRef go = LLVMAppendBasicBlockInContext(C->llc, C->fn, name);
-    LLVMBasicBlockRef out = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.exit");
-    LLVMBuildCondBr(C->b, cond, go, out);
+    LLVMBasicBlockRef go, out;
+    cg_branch(C, cond, name, &go, "ws.exit", &out);
     LLVMPositionBuilderAtEnd(C->b, out);
     LLVMBuildRetVoid(C->b);
     LLVMPositionBuilderAtEnd(C->b, go);
@@ -270,23 +268,15 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     for (ir_inst *in = top->first; in && in != first; in = in->next)
         if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
     /* g counts the iterations of `loop` issued so far: slot g % S, phase g / S */
-    LLVMValueRef g0 = cg_const_i32(C, 0), g_out = NULL, ophi_g = NULL, oiv = NULL, ostep = NULL;
-    LLVMBasicBlockRef ohead = NULL, odone = NULL;
+    LLVMValueRef g0 = cg_const_i32(C, 0), ophi_g = NULL, ostep = NULL;
+    cg_loop O = {0};
     if (outer) {
         LLVMValueRef olb = as_i64(C, outer->operands[0]), oub = as_i64(C, outer->operands[1]);
         ostep = as_i64(C, outer->operands[2]);
-        LLVMBasicBlockRef opre = LLVMGetInsertBlock(b);
-        ohead = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.ohead");
-        LLVMBasicBlockRef obody = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.obody");
-        odone = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.odone");
-        LLVMBuildBr(b, ohead);
-        LLVMPositionBuilderAtEnd(b, ohead);
-        oiv = LLVMBuildPhi(b, C->i64, "ws.oiv");
-        ophi_g = LLVMBuildPhi(b, C->i32, "ws.og");
-        LLVMAddIncoming(oiv, &olb, &opre, 1);
-        LLVMAddIncoming(ophi_g, &g0, &opre, 1);
-        LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, oiv, oub, ""), obody, odone);
-        LLVMPositionBuilderAtEnd(b, obody);
+        O = cg_loop_begin(C, C->i64, olb, "ws.ohead", "ws.obody", "ws.odone");
+        ophi_g = cg_loop_phi(C, &O, C->i32, g0);
+        cg_loop_test(C, &O, LLVMBuildICmp(b, LLVMIntSLT, O.iv, oub, ""), NULL);
+        LLVMValueRef oiv = O.iv;
         ir_value *oivv = outer->regions[0]->args.data[0];
         cg_val x = cg_new_val(C, 1, NULL);
         blk_dtype ot = (blk_dtype)oivv->type.dtype;
@@ -299,35 +289,18 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMValueRef lb = as_i64(C, loop->operands[0]), ub = as_i64(C, loop->operands[1]), step = as_i64(C, loop->operands[2]);
 
     /* for (iv = lb; iv < ub; iv += step, g++) */
-    LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
-    LLVMBasicBlockRef head = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.head");
-    LLVMBasicBlockRef body = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.body");
-    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(C->llc, C->fn, "ws.done");
-    LLVMBuildBr(b, head);
-    LLVMPositionBuilderAtEnd(b, head);
-    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "ws.iv"), it = LLVMBuildPhi(b, C->i32, "ws.g");
-    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), body, done);
-    LLVMPositionBuilderAtEnd(b, body);
+    cg_loop L = cg_loop_begin(C, C->i64, lb, "ws.head", "ws.body", "ws.done");
+    LLVMValueRef iv = L.iv, it = cg_loop_phi(C, &L, C->i32, g0);
+    cg_loop_test(C, &L, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), NULL);
     LLVMValueRef slot = LLVMBuildURem(b, it, cg_const_i32(C, S), "");
     LLVMValueRef parity = LLVMBuildXor(b, LLVMBuildAnd(b, LLVMBuildUDiv(b, it, cg_const_i32(C, S), ""), cg_const_i32(C, 1), ""),
                                        cg_const_i32(C, 1), "");
     cg_mbar_wait(C, cg_mbar_at(C, empty, slot), parity);
     cg_pipe_produce(C, loop, iv, slot, cg_mbar_at(C, full, slot), lead);
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, step, ""), itn = LLVMBuildAdd(b, it, cg_const_i32(C, 1), "");
-    LLVMBasicBlockRef latch = LLVMGetInsertBlock(b);
-    LLVMBuildBr(b, head);
-    LLVMAddIncoming(iv, (LLVMValueRef[]){lb, ivn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    LLVMAddIncoming(it, (LLVMValueRef[]){g0, itn}, (LLVMBasicBlockRef[]){pre, latch}, 2);
-    LLVMPositionBuilderAtEnd(b, done);
-    if (outer) {
-        g_out = it; /* the count when the inner loop ends */
-        LLVMValueRef oivn = LLVMBuildAdd(b, oiv, ostep, "");
-        LLVMBasicBlockRef olatch = LLVMGetInsertBlock(b);
-        LLVMBuildBr(b, ohead);
-        LLVMAddIncoming(oiv, &oivn, &olatch, 1);
-        LLVMAddIncoming(ophi_g, &g_out, &olatch, 1);
-        LLVMPositionBuilderAtEnd(b, odone);
-    }
+    cg_phi_add(it, itn, cg_loop_end(C, &L, ivn));
+    if (outer) /* g: the count when the inner loop ends */
+        cg_phi_add(ophi_g, it, cg_loop_end(C, &O, LLVMBuildAdd(b, O.iv, ostep, "")));
     LLVMBuildRetVoid(b);
 
     memcpy(C->vals, saved, sizeof(cg_val) * (size_t)C->num_values);

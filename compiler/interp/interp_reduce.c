@@ -28,6 +28,10 @@
 
 #include "interp_impl.h"
 
+/* Where line l (of outer * inner, in the order of a reduction's results)
+ * starts in a block whose axis has n elements: line[k * inner] is its k-th. */
+static int64_t line_at(int64_t l, int64_t n, int64_t inner) { return l / inner * n * inner + l % inner; }
+
 static bool bad_axis(interp *I, ir_inst *in, ir_type t) {
     if (in->axis >= 0 && in->axis < t.rank) return false;
     interp_error(I, in, "%s axis %d out of range for a rank-%d block", ir_op_table[in->op].name, in->axis, t.rank);
@@ -46,14 +50,13 @@ static interp_sig exec_reduce(interp *I, ir_inst *in) {
     int64_t outer, n, inner;
     interp_axis_split(x->type, in->axis, &outer, &n, &inner);
     ir_scalar_val *src = interp_val(I, x), *out = interp_val(I, r);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < inner; j++) {
-            const ir_scalar_val *line = src + o * n * inner + j;
-            ir_scalar_val acc = eval_cast(from, to, line[0]);
-            for (int64_t k = 1; k < n; k++)
-                acc = eval_binary(op, 0, to, acc, eval_cast(from, to, line[k * inner]));
-            out[o * inner + j] = acc;
-        }
+    for (int64_t l = 0; l < outer * inner; l++) {
+        const ir_scalar_val *line = src + line_at(l, n, inner);
+        ir_scalar_val acc = eval_cast(from, to, line[0]);
+        for (int64_t k = 1; k < n; k++)
+            acc = eval_binary(op, 0, to, acc, eval_cast(from, to, line[k * inner]));
+        out[l] = acc;
+    }
     return SIG_NEXT;
 }
 
@@ -67,18 +70,17 @@ static interp_sig exec_argreduce(interp *I, ir_inst *in) {
     int64_t outer, n, inner;
     interp_axis_split(x->type, in->axis, &outer, &n, &inner);
     ir_scalar_val *src = interp_val(I, x), *out = interp_val(I, r);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < inner; j++) {
-            const ir_scalar_val *line = src + o * n * inner + j;
-            int64_t best = -1;
-            for (int64_t k = 0; k < n; k++) {
-                if (is_nan(t, line[k * inner])) continue;
-                if (best < 0 || eval_binary(IR_CMP, better, t, line[k * inner], line[best * inner]).i) best = k;
-            }
-            ir_scalar_val v;
-            v.i = best < 0 ? 0 : best;
-            out[o * inner + j] = eval_normalize(interp_dtype(r), v);
+    for (int64_t l = 0; l < outer * inner; l++) {
+        const ir_scalar_val *line = src + line_at(l, n, inner);
+        int64_t best = -1;
+        for (int64_t k = 0; k < n; k++) {
+            if (is_nan(t, line[k * inner])) continue;
+            if (best < 0 || eval_binary(IR_CMP, better, t, line[k * inner], line[best * inner]).i) best = k;
         }
+        ir_scalar_val v;
+        v.i = best < 0 ? 0 : best;
+        out[l] = eval_normalize(interp_dtype(r), v);
+    }
     return SIG_NEXT;
 }
 
@@ -110,14 +112,13 @@ static interp_sig exec_reduce_region(interp *I, ir_inst *in) {
     int64_t outer, n, inner;
     interp_axis_split(x->type, in->axis, &outer, &n, &inner);
     ir_scalar_val *src = interp_val(I, x), *out = interp_val(I, r);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < inner; j++) {
-            const ir_scalar_val *line = src + o * n * inner + j;
-            ir_scalar_val acc = line[0];
-            for (int64_t k = 1; k < n; k++)
-                if (!call_combine(I, in, acc, line[k * inner], &acc)) return SIG_ERROR;
-            out[o * inner + j] = acc;
-        }
+    for (int64_t l = 0; l < outer * inner; l++) {
+        const ir_scalar_val *line = src + line_at(l, n, inner);
+        ir_scalar_val acc = line[0];
+        for (int64_t k = 1; k < n; k++)
+            if (!call_combine(I, in, acc, line[k * inner], &acc)) return SIG_ERROR;
+        out[l] = acc;
+    }
     return SIG_NEXT;
 }
 
@@ -138,24 +139,23 @@ static interp_sig exec_scan(interp *I, ir_inst *in) {
     int64_t outer, n, inner;
     interp_axis_split(x->type, in->axis, &outer, &n, &inner);
     ir_scalar_val *src = interp_val(I, x), *dst = interp_val(I, r);
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < inner; j++) {
-            const ir_scalar_val *line = src + o * n * inner + j;
-            ir_scalar_val *out = dst + o * n * inner + j;
-            ir_scalar_val acc;
-            acc.u = 0;
-            for (int64_t step = 0; step < n; step++) {
-                int64_t k = reverse ? n - 1 - step : step;
-                ir_scalar_val v = with_region ? line[k * inner] : eval_cast(from, to, line[k * inner]);
-                if (step == 0) acc = v;
-                else if (with_region) {
-                    if (!call_combine(I, in, acc, v, &acc)) return SIG_ERROR;
-                } else {
-                    acc = eval_binary(op, 0, to, acc, v);
-                }
-                out[k * inner] = acc;
+    for (int64_t l = 0; l < outer * inner; l++) {
+        const ir_scalar_val *line = src + line_at(l, n, inner);
+        ir_scalar_val *out = dst + line_at(l, n, inner);
+        ir_scalar_val acc;
+        acc.u = 0;
+        for (int64_t step = 0; step < n; step++) {
+            int64_t k = reverse ? n - 1 - step : step;
+            ir_scalar_val v = with_region ? line[k * inner] : eval_cast(from, to, line[k * inner]);
+            if (step == 0) acc = v;
+            else if (with_region) {
+                if (!call_combine(I, in, acc, v, &acc)) return SIG_ERROR;
+            } else {
+                acc = eval_binary(op, 0, to, acc, v);
             }
+            out[k * inner] = acc;
         }
+    }
     return SIG_NEXT;
 }
 
@@ -214,20 +214,19 @@ static interp_sig exec_sort(interp *I, ir_inst *in) {
     ir_scalar_val *inds = topk ? interp_val(I, in->results[1]) : NULL;
     blk_dtype it = topk ? interp_dtype(in->results[1]) : DT_I32;
     int32_t *idx = I->scratch_idx, *tmp = I->scratch_idx + n;
-    for (int64_t o = 0; o < outer; o++)
-        for (int64_t j = 0; j < inner; j++) {
-            const ir_scalar_val *line = src + o * n * inner + j;
-            sort_line(t, line, inner, descending, idx, tmp, n);
-            for (int64_t q = 0; q < k; q++) {
-                int64_t pos = (o * k + q) * inner + j;
-                vals[pos] = line[(int64_t)idx[q] * inner];
-                if (inds) {
-                    ir_scalar_val v;
-                    v.i = idx[q];
-                    inds[pos] = eval_normalize(it, v);
-                }
+    for (int64_t l = 0; l < outer * inner; l++) {
+        const ir_scalar_val *line = src + line_at(l, n, inner);
+        sort_line(t, line, inner, descending, idx, tmp, n);
+        for (int64_t q = 0; q < k; q++) {
+            int64_t pos = line_at(l, k, inner) + q * inner;
+            vals[pos] = line[(int64_t)idx[q] * inner];
+            if (inds) {
+                ir_scalar_val v;
+                v.i = idx[q];
+                inds[pos] = eval_normalize(it, v);
             }
         }
+    }
     return SIG_NEXT;
 }
 

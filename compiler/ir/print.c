@@ -285,17 +285,22 @@ static void put_attrs(blk_strbuf *out, const ir_inst *i) {
 
 static void put_region(blk_strbuf *out, const ir_region *r, int depth);
 
-static void put_region_args(blk_strbuf *out, const ir_region *r, int depth) {
-    if (!r || r->args.len == 0) return;
-    put_indent(out, depth);
-    sb_puts(out, "^(");
-    for (int k = 0; k < r->args.len; k++) {
+/* "%0: f32, %1: i32": a region's arguments with their types */
+static void put_args(blk_strbuf *out, const ir_region *r) {
+    for (int k = 0; r && k < r->args.len; k++) {
         const ir_value *a = r->args.data[k];
         if (k) sb_puts(out, ", ");
         put_value(out, a);
         sb_puts(out, ": ");
         if (a) put_type(out, a->type);
     }
+}
+
+static void put_region_args(blk_strbuf *out, const ir_region *r, int depth) {
+    if (!r || r->args.len == 0) return;
+    put_indent(out, depth);
+    sb_puts(out, "^(");
+    put_args(out, r);
     sb_puts(out, "):\n");
 }
 
@@ -369,13 +374,7 @@ void ir_print_func(blk_strbuf *out, ir_func *f) {
     number_region(f->body, &next, 0);
     sb_printf(out, "%s @%s(", f->is_kernel ? "kernel" : "fn", f->name ? f->name : "<null>");
     ir_region *body = f->body;
-    for (int k = 0; body && k < body->args.len; k++) {
-        const ir_value *a = body->args.data[k];
-        if (k) sb_puts(out, ", ");
-        put_value(out, a);
-        sb_puts(out, ": ");
-        if (a) put_type(out, a->type);
-    }
+    put_args(out, body);
     sb_puts(out, ")");
     if (!f->is_kernel && f->result_types.len > 0) {
         sb_puts(out, f->result_types.len > 1 ? " -> (" : " -> ");

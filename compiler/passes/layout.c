@@ -381,6 +381,18 @@ static const lay_layout *desc_load_layout(lay_ctx *L, ir_inst *in) {
 
 static ir_inst *terminator(ir_region *r) { return r ? r->last : NULL; }
 
+/* The region's YIELD, or NULL (it ends in another terminator). */
+static ir_inst *yield_of(ir_region *r) {
+    ir_inst *y = terminator(r);
+    return y && y->op == IR_YIELD ? y : NULL;
+}
+
+/* How many of an if's results a branch's yield y (NULL: none) gives. */
+static int if_yields(const ir_inst *in, const ir_inst *y) {
+    if (!y) return 0;
+    return y->num_operands < in->num_results ? y->num_operands : in->num_results;
+}
+
 static void back_region(lay_ctx *L, ir_region *r);
 
 static void back_inst(lay_ctx *L, ir_inst *in) {
@@ -441,10 +453,8 @@ static void back_inst(lay_ctx *L, ir_inst *in) {
     }
     case IR_IF:
         for (int r = 0; r < in->num_regions; r++) {
-            ir_inst *y = terminator(in->regions[r]);
-            if (y && y->op == IR_YIELD)
-                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
-                    want_set(L, y->operands[k], want_of(L, in->results[k]));
+            ir_inst *y = yield_of(in->regions[r]);
+            for (int k = 0; k < if_yields(in, y); k++) want_set(L, y->operands[k], want_of(L, in->results[k]));
             back_region(L, in->regions[r]);
         }
         return;
@@ -598,10 +608,9 @@ static void chain_step(lay_ctx *L, ir_inst *in, void *arg) {
     chain_ctx *c = arg;
     if (in->op == IR_IF) { /* a result is reached when a branch yields a reached value */
         for (int r = 0; r < in->num_regions; r++) {
-            ir_inst *y = terminator(in->regions[r]);
-            if (y && y->op == IR_YIELD)
-                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
-                    if (marked(L, c->mark, y->operands[k])) mark_val(L, c, in->results[k]);
+            ir_inst *y = yield_of(in->regions[r]);
+            for (int k = 0; k < if_yields(in, y); k++)
+                if (marked(L, c->mark, y->operands[k])) mark_val(L, c, in->results[k]);
         }
         return;
     }
@@ -728,10 +737,8 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     }
     case IR_IF:
         for (int r = 0; r < in->num_regions; r++) {
-            ir_inst *y = terminator(in->regions[r]);
-            if (y && y->op == IR_YIELD)
-                for (int k = 0; k < y->num_operands && k < in->num_results; k++)
-                    seed_want(L, s, in->results[k], seeded_want(L, s, y->operands[k]));
+            ir_inst *y = yield_of(in->regions[r]);
+            for (int k = 0; k < if_yields(in, y); k++) seed_want(L, s, in->results[k], seeded_want(L, s, y->operands[k]));
         }
         return;
     case IR_REDUCE: case IR_ARGREDUCE: case IR_REDUCE_REGION: {

@@ -25,6 +25,26 @@ static bool cache_evict(sema *S, ast_node *cache, ast_node *evict, const sema_bu
     return true;
 }
 
+/* A load's or store's operands: the pointer v[0], then v[1] and v[2] where
+ * their nodes are given, broadcast to one shape (*shape; *elem the pointee):
+ * v[mask] converted to bool, the other one cast to the element type. Their
+ * count, or -1 after an error. */
+static int mem_operands(sema *S, sema_val *v, ast_node **nodes, int mask, ir_value **ops, ir_type *shape,
+                        ir_type *elem) {
+    if (!sema_broadcast_all(S, v, nodes, 3, shape)) return -1;
+    *elem = ir_scalar((blk_dtype)v[0].type.pointee);
+    int n = 0;
+    ops[n++] = sema_broadcast_ir(S, v[0].v, *shape, nodes[0]->loc);
+    for (int k = 1; k < 3; k++) {
+        if (!nodes[k]) continue;
+        ops[n++] = k == mask ? sema_convert(S, v[k], DT_BOOL, *shape, nodes[k]->loc)
+                             : sema_cast_to(S, v[k], *elem, *shape, nodes[k]->loc);
+    }
+    for (int k = 0; k < n; k++)
+        if (!ops[k]) return -1;
+    return n;
+}
+
 /* load(ptr, mask?, other?; cache, eviction, volatile) */
 sema_val sema_builtin_load(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
     sema_val v[3] = {{0}};
@@ -48,16 +68,10 @@ sema_val sema_builtin_load(sema *S, ast_node *call, ast_node **a, const sema_bui
         nodes[2] = NULL;
     }
     if (a[1] && v[1].kind == SV_CONST && v[1].i) nodes[1] = nodes[2] = NULL; /* mask = true */
-    ir_type shape;
-    if (!sema_broadcast_all(S, v, nodes, 3, &shape)) return sema_error();
-    ir_type elem = ir_scalar((blk_dtype)v[0].type.pointee);
+    ir_type shape, elem;
     ir_value *ops[3];
-    int n = 0;
-    ops[n++] = sema_broadcast_ir(S, v[0].v, shape, a[0]->loc);
-    if (nodes[1]) ops[n++] = sema_convert(S, v[1], DT_BOOL, shape, a[1]->loc);
-    if (nodes[1] && nodes[2]) ops[n++] = sema_cast_to(S, v[2], elem, shape, a[2]->loc);
-    for (int k = 0; k < n; k++)
-        if (!ops[k]) return sema_error();
+    int n = mem_operands(S, v, nodes, 1, ops, &shape, &elem); /* 'other' is left out without a mask (above) */
+    if (n < 0) return sema_error();
     ir_type rt = ir_shaped(elem, shape.rank, shape.shape);
     ir_inst *i = sema_inst(S, IR_LOAD, call->loc, ops, n, &rt, 1, 0);
     if (!i) return sema_error();
@@ -81,16 +95,10 @@ sema_val sema_builtin_store(sema *S, ast_node *call, ast_node **a, const sema_bu
     if (!cache_evict(S, a[3], a[4], bi, NULL)) ok = false;
     if (!ok || !sema_need_fn(S, call, bi)) return sema_error();
     if (a[2] && v[2].kind == SV_CONST && v[2].i) nodes[2] = NULL;
-    ir_type shape;
-    if (!sema_broadcast_all(S, v, nodes, 3, &shape)) return sema_error();
-    ir_type elem = ir_scalar((blk_dtype)v[0].type.pointee);
+    ir_type shape, elem;
     ir_value *ops[3];
-    int n = 0;
-    ops[n++] = sema_broadcast_ir(S, v[0].v, shape, a[0]->loc);
-    ops[n++] = sema_cast_to(S, v[1], elem, shape, a[1]->loc);
-    if (nodes[2]) ops[n++] = sema_convert(S, v[2], DT_BOOL, shape, a[2]->loc);
-    for (int k = 0; k < n; k++)
-        if (!ops[k]) return sema_error();
+    int n = mem_operands(S, v, nodes, 2, ops, &shape, &elem);
+    if (n < 0) return sema_error();
     ir_inst *i = sema_inst(S, IR_STORE, call->loc, ops, n, NULL, 0, 0);
     if (!i) return sema_error();
     cache_evict(S, a[3], a[4], bi, i);

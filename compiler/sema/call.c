@@ -96,18 +96,6 @@ static bool result_template(sema *S, sema_val *v, ir_value ***rets, int *n, int 
     }
 }
 
-static sema_val instantiate(sema *S, sema_val t, ir_inst *call) {
-    if (t.kind == SV_VALUE) return sema_value(call && t.i < call->num_results ? call->results[t.i] : NULL);
-    if (t.kind == SV_TUPLE) {
-        sema_val r = t;
-        r.elems = ARENA_ARRAY(S->a, sema_val, t.n + 1);
-        if (!r.elems) return sema_error();
-        for (int k = 0; k < t.n; k++) r.elems[k] = instantiate(S, t.elems[k], call);
-        return r;
-    }
-    return t;
-}
-
 /* Elaborate fn body for one argument signature. */
 static sema_spec *specialise(sema *S, sema_item *fn, const char *key, sema_val *args, blk_loc call_loc) {
     ast_node *f = fn->ast;
@@ -231,13 +219,13 @@ static sema_val emit_call(sema *S, sema_item *fn, sema_spec *sp, sema_val *args,
         if (args[k].kind == SV_VALUE) ops[nops++] = args[k].v;
     ir_func *g = sp->func;
     if (g->result_types.len == 0 && g->body->first == g->body->last) /* a fn that only computed constants */
-        return instantiate(S, sp->result, NULL);
+        return sema_fill_results(S, sp->result, NULL);
     if (!inline_size_ok(S, fn, sp, loc)) return sema_error();
     ir_inst *call = sema_inst(S, IR_CALL, loc, ops, nops, g->result_types.data, g->result_types.len, 0);
     if (!call) return sema_error();
     call->callee = g;
     S->fn->expanded += sp->expanded;
-    return instantiate(S, sp->result, call);
+    return sema_fill_results(S, sp->result, call);
 }
 
 static sema_spec *find_or_specialise(sema *S, sema_item *fn, sema_val *args, blk_loc loc) {

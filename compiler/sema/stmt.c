@@ -742,18 +742,6 @@ mismatch:
     return false;
 }
 
-static sema_val fill_template(sema *S, sema_val t, ir_inst *inst) {
-    if (t.kind == SV_VALUE) return sema_value(inst && t.i < inst->num_results ? inst->results[t.i] : NULL);
-    if (t.kind == SV_TUPLE) {
-        sema_val r = t;
-        r.elems = ARENA_ARRAY(S->a, sema_val, t.n + 1);
-        if (!r.elems) return sema_error();
-        for (int k = 0; k < t.n; k++) r.elems[k] = fill_template(S, t.elems[k], inst);
-        return r;
-    }
-    return t;
-}
-
 /* if COND { ...; return A; } else { ...; return B; } as a fn's last statement:
  * an IF whose results are the returned values. */
 static bool returning_if(sema *S, ast_node *n, sema_val *ret) {
@@ -828,7 +816,7 @@ static bool returning_if(sema *S, ast_node *n, sema_val *ret) {
         inst->regions[k] = regions[k];
         regions[k]->parent = inst;
     }
-    *ret = fill_template(S, tmpl, inst);
+    *ret = sema_fill_results(S, tmpl, inst);
     return true;
 }
 

@@ -60,6 +60,18 @@ sema_val sema_float_const(blk_dtype t, bool weak, double v) {
 
 sema_val sema_bool_const(bool b) { return (sema_val){.kind = SV_CONST, .type = ir_scalar(DT_BOOL), .i = b}; }
 
+sema_val sema_fill_results(sema *S, sema_val t, ir_inst *inst) {
+    if (t.kind == SV_VALUE) return sema_value(inst && t.i < inst->num_results ? inst->results[t.i] : NULL);
+    if (t.kind == SV_TUPLE) {
+        sema_val r = t;
+        r.elems = ARENA_ARRAY(S->a, sema_val, t.n + 1);
+        if (!r.elems) return sema_error();
+        for (int k = 0; k < t.n; k++) r.elems[k] = sema_fill_results(S, t.elems[k], inst);
+        return r;
+    }
+    return t;
+}
+
 sema_val sema_weak_int(sema_i128 v) {
     blk_dtype t = sema_fits(DT_I32, v) ? DT_I32 : sema_fits(DT_I64, v) ? DT_I64 : DT_U64;
     sema_val r = {.kind = SV_CONST, .weak = true, .type = ir_scalar(t)};

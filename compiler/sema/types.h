@@ -17,6 +17,9 @@ sema_val sema_float_const(blk_dtype t, bool weak, double v);
 sema_val sema_bool_const(bool b);
 /* A weak integer constant of any value in [INT64_MIN, UINT64_MAX]. */
 sema_val sema_weak_int(sema_i128 v);
+/* A result template filled in: each VALUE in t (tuples nested) stands for
+ * result t.i of inst (the results of a call, of an if; inst NULL: none). */
+sema_val sema_fill_results(sema *S, sema_val t, ir_inst *inst);
 sema_i128 sema_const_i128(sema_val v);
 bool sema_fits(blk_dtype t, sema_i128 x); /* x is in t's value range */
 double sema_const_f64(sema_val v);

@@ -375,11 +375,7 @@ class Buffer(_Handle):
         else:
             src = (ctypes.c_char * n).from_buffer(mv) if n else None
             addr = ctypes.addressof(src) if n else None
-        if stream is None:
-            _ffi.check(_ffi.lib().blkrt_memcpy_htod(self.device._handle, self._handle, addr, n))
-        else:
-            _ffi.check(_ffi.lib().blkrt_memcpy_htod_async(self.device._handle, self._handle, addr, n,
-                                                          _stream_handle(stream, self.device)))
+        self._call("memcpy_htod", stream, self._handle, addr, n)
         return self
 
     def copy_to_host(self, out=None, nbytes=None):
@@ -401,11 +397,7 @@ class Buffer(_Handle):
         """memset the buffer (or its first nbytes) to a byte value."""
         n = self.nbytes if nbytes is None else int(nbytes)
         self._check_size(n, "a memset")
-        if stream is None:
-            _ffi.check(_ffi.lib().blkrt_memset(self.device._handle, self._handle, int(byte), n))
-        else:
-            _ffi.check(_ffi.lib().blkrt_memset_async(self.device._handle, self._handle, int(byte), n,
-                                                     _stream_handle(stream, self.device)))
+        self._call("memset", stream, self._handle, int(byte), n)
         return self
 
     def copy_from(self, src, nbytes=None, stream=None):
@@ -419,18 +411,20 @@ class Buffer(_Handle):
         sd = src.device if isinstance(src, Buffer) else self.device
         if sd.info.ordinal != self.device.info.ordinal and not (sd.is_cpu or self.device.is_cpu):
             # another GPU's memory: a peer copy (direct with peer access, else through the host)
-            if stream is None:
-                _ffi.check(_ffi.lib().blkrt_memcpy_peer(self.device._handle, self._handle, sd._handle, sp, n))
-            else:
-                _ffi.check(_ffi.lib().blkrt_memcpy_peer_async(self.device._handle, self._handle, sd._handle, sp, n,
-                                                              _stream_handle(stream, self.device)))
+            self._call("memcpy_peer", stream, self._handle, sd._handle, sp, n)
             return self
-        if stream is None:
-            _ffi.check(_ffi.lib().blkrt_memcpy_dtod(self.device._handle, self._handle, sp, n))
-        else:
-            _ffi.check(_ffi.lib().blkrt_memcpy_dtod_async(self.device._handle, self._handle, sp, n,
-                                                          _stream_handle(stream, self.device)))
+        self._call("memcpy_dtod", stream, self._handle, sp, n)
         return self
+
+    def _call(self, name, stream, *args):
+        """blkrt_NAME(device, *args), or on a stream blkrt_NAME_async(device,
+        *args, stream): the copies and the memset, each in both forms."""
+        lib = _ffi.lib()
+        if stream is None:
+            _ffi.check(getattr(lib, "blkrt_" + name)(self.device._handle, *args))
+        else:
+            _ffi.check(getattr(lib, "blkrt_" + name + "_async")(self.device._handle, *args,
+                                                                _stream_handle(stream, self.device)))
 
     def __repr__(self):
         return "<blk.Buffer %d bytes at 0x%x>" % (self.nbytes, self._handle or 0)
