@@ -10,7 +10,9 @@
 # BLK_GPU_STEPS picks steps, default "check indexdiff kerneldiff bench memcheck racecheck traps"):
 #   env        nvidia-smi -L, driver, libdevice, compute-sanitizer, the bundle's MANIFEST
 #   check      gpu_check, every kernel/config/size (a hung kernel is named by
-#              the watchdog, then the check runs again without it)
+#              the watchdog, then the check runs again without it), at most
+#              BLK_GPU_CHECK_SECONDS (default 420: the suite takes ~300 s on
+#              a warm H200, more on a cold one)
 #   indexdiff  index_diff: random index arithmetic (axisinfo + vectorize), the
 #              GPU against the interpreter; BLK_INDEX_DIFF_ARGS (default
 #              "--count 3000"), at most BLK_INDEX_DIFF_SECONDS (default 90)
@@ -110,7 +112,7 @@ fi
 CHECK_RC=skipped
 if want check; then
   for attempt in 1 2 3; do
-    run_step check 300 "$LOG" "$GC" --stdlib "$STDLIB" --case-timeout 30 ${skip[@]+"${skip[@]}"} ${EXTRA[@]+"${EXTRA[@]}"}
+    run_step check "${BLK_GPU_CHECK_SECONDS:-420}" "$LOG" "$GC" --stdlib "$STDLIB" --case-timeout 30 ${skip[@]+"${skip[@]}"} ${EXTRA[@]+"${EXTRA[@]}"}
     [ "$RC" = 3 ] || break
     hung=$(grep -o 'HANG: .* kernel=[A-Za-z0-9_]*' "$LOG" | tail -1 | sed 's/.*kernel=//')
     [ -n "$hung" ] || break
