@@ -186,7 +186,7 @@ static void layout(kspec *K) {
             break;
         case F_MATH: S->cmp = C_ULP, S->tol = 4; break;
         case F_PIPE: {
-            /* h and g hold multiples of 1/16 in [-4, 4]: every product is a
+            /* ha..gb hold multiples of 1/16 in [-4, 4]: every product is a
              * multiple of 2^-8 and every sum below 2^13 (KC <= 320), so the
              * result is exact in any order of summation. The bound only
              * admits what is not a product (-0.0 against 0.0): a tile
