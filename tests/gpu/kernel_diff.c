@@ -4,10 +4,11 @@
  *
  *   kernel_diff [--device N|cpu] [--seed S] [--count N] [--only K]
  *               [--max-seconds T] [--ptx] [--no-shrink] [--verbose] [--perturb]
- *               [--keep DIR]
+ *               [--keep DIR] [--family F,...]
  *
  * A generated kernel is a fixed preamble (1-D [B] and 2-D [R, C] offsets,
- * masked loads of x: f32, y: f32, xi: i32) followed by 1..MAXS independent
+ * masked loads of x: f32, y: f32, xi: i32; ha, hb: f16 and ga, gb: bf16 are
+ * the pipe family's operands) followed by 1..MAXS independent
  * statements, each drawn from a family and storing its result into a region
  * of its own of an output buffer (out: f32, outi: i32, or the zeroed atomic
  * targets acc: i32, accf: f32):
@@ -23,6 +24,16 @@
  *   atomic   atomic_add / atomic_max into a zeroed buffer, many lanes per address
  *   dot      dot of f16 or bf16 [M, K] x [K, N] (16..64), f32 accumulation
  *   math     exp sin sqrt tanh log on f32
+ *   pipe     matmul's K loop: `for k in range(0, pe, BK) @num_stages(2..4)`
+ *            loading [M, BK] and [BK, N] (or [N, BK] through trans) f16 or
+ *            bf16 tiles, pointer or tensor_desc loads, masked at ragged row,
+ *            column and K bounds (K a constant or a run-time value, 0 steps
+ *            too), accumulating dot(a, b, acc) or acc += dot(a, b): the
+ *            pipeliner's cp.async rings, TMA rings and wgmma on sm_90a
+ *
+ * At most one dot or pipe statement per kernel (each is a whole tile of
+ * registers). --family F,... draws only those families (a second dot or
+ * pipe still becomes a where).
  *
  * Every kernel runs twice: with 16-byte aligned pointers and n a multiple of
  * 16 (blkc's d16 entry), and with every pointer moved by one element and a
@@ -32,7 +43,8 @@
  * same buffers between guards of 0xFF. Comparison per statement region:
  * bit-exact for integers, bit-moving ops, casts, where, max/min, and for sums
  * whose terms are all multiples of 1/16 below 2^10 (x holds such values, so
- * any summation order is exact); an absolute bound for float sums in another
+ * any summation order is exact; so are pipe's operands, compared within
+ * 2^-10, below any one product); an absolute bound for float sums in another
  * order (y: arbitrary floats in [-2, 2]; bound terms * 2^-18 for |terms| <= 4,
  * dot K * 2^-14: tensor cores may add in another order and
  * with less than IEEE alignment precision); 4 ulp for the libdevice math (its documented bounds are
@@ -41,7 +53,8 @@
  *
  * On a failure: the kernel source and its runs, then a minimised reproducer
  * (statements dropped, the grid cut, while it fails in the same class).
- * Kernel K of seed S is a function of (S, K) alone: `--seed S --only K`.
+ * Kernel K of seed S is a function of (S, K) alone: `--seed S --only K`
+ * (with the same --family, if any).
  * Exit 0 iff every kernel matched (or no GPU: "skipped:", exit 0), 1 on
  * failures, 2 on bad usage.
  *
@@ -70,18 +83,23 @@
 #define MAXS 8         /* statements per kernel */
 #define NRUNS 2        /* aligned + d16 n; moved pointers + ragged n */
 #define GUARD 256      /* bytes of 0xFF around every device buffer */
-#define NBUF 7         /* x y xi out outi acc accf */
+#define NBUF 11        /* x y xi ha hb ga gb out outi acc accf */
+#define NIN 7          /* the inputs: x y xi ha hb ga gb */
 
-typedef enum { F_MASK, F_BCAST, F_REDUCE, F_SCAN, F_CAST, F_WHERE, F_IF, F_FOR, F_ATOMIC, F_DOT, F_MATH, NFAM } family;
+typedef enum { F_MASK, F_BCAST, F_REDUCE, F_SCAN, F_CAST, F_WHERE, F_IF, F_FOR, F_ATOMIC, F_DOT, F_MATH, F_PIPE, NFAM } family;
 static const char *const fam_name[NFAM] = {"mask", "bcast", "reduce", "scan", "cast", "where",
-                                           "if", "for", "atomic", "dot", "math"};
-enum { B_X, B_Y, B_XI, B_OUT, B_OUTI, B_ACC, B_ACCF };
-static const char *const buf_name[NBUF] = {"x", "y", "xi", "out", "outi", "acc", "accf"};
+                                           "if", "for", "atomic", "dot", "math", "pipe"};
+enum { B_X, B_Y, B_XI, B_HA, B_HB, B_GA, B_GB, B_OUT, B_OUTI, B_ACC, B_ACCF };
+static const char *const buf_name[NBUF] = {"x", "y", "xi", "ha", "hb", "ga", "gb", "out", "outi", "acc", "accf"};
+/* bytes per element: ha, hb (f16) and ga, gb (bf16) are the operands of the
+ * pipelined dots, a and b in buffers of their own (a TMA ring's base must be
+ * a kernel argument) */
+static int elem_bytes(int b) { return b >= B_HA && b <= B_GB ? 2 : 4; }
 typedef enum { C_EXACT, C_ABS, C_ULP } cmpkind;
 
 typedef struct {
     int fam;
-    int p[6];       /* the family's choices */
+    int p[9];       /* the family's choices */
     bool on;        /* the shrinker turns statements off */
     /* derived by layout(): */
     int buf;        /* B_OUT .. B_ACCF */
@@ -96,6 +114,7 @@ typedef struct {
     stmt st[MAXS];
     int64_t n[NRUNS], s[NRUNS];
     int64_t nin;          /* elements of x, y, xi */
+    int64_t nh;           /* elements of ha, hb, ga, gb */
     int64_t bufn[NBUF];   /* elements of each buffer (>= 1) */
 } kspec;
 
@@ -104,10 +123,36 @@ static bool cast_is_float(int t) { return t <= 2; }
 
 /* ---------------------------------------------------------------- layout */
 
+/* A pipe statement's choices (gen_stmt): p0 f16 (ha, hb) or bf16 (ga, gb); p1 M, p2 N,
+ * p3 BK; p4 num_stages 2..4; p5 bits: 1 b stored [N][K] and read through
+ * trans, 2 `acc += dot(a, b)` instead of dot(a, b, acc), 4 tensor_desc
+ * loads instead of pointer loads; p6 the K extent: 0 the constant KC, 1
+ * minimum(n, KC), 2 n % (KC + 1) (0 iterations when n is a multiple); p7 KC;
+ * p8 NC, the columns of b that are in bounds (the rest read 0). a is
+ * [grid * M][LDA] in ha (ga), b [KC][N] or [N][LDA] in hb (gb). LDA is KC
+ * rounded up to 8 elements (16 bytes), so the rows can take 16-byte copies
+ * (cp.async, TMA) where the mask allows. */
+typedef struct {
+    int M, N, BK, stages, KC, NC, lda;
+    bool bt, accadd, desc;
+    int64_t end; /* the elements of a's and b's buffers it reads, at most */
+} pipe_geom;
+
+static pipe_geom pipe_of(const kspec *K, const stmt *S) {
+    const int *p = S->p;
+    pipe_geom G = {.M = p[1], .N = p[2], .BK = p[3], .stages = p[4], .KC = p[7], .NC = p[8]};
+    G.bt = p[5] & 1, G.accadd = p[5] & 2, G.desc = p[5] & 4;
+    G.lda = (G.KC + 7) / 8 * 8;
+    int64_t ea = (int64_t)K->grid * G.M * G.lda, eb = G.bt ? (int64_t)G.N * G.lda : (int64_t)G.KC * G.N;
+    G.end = ea > eb ? ea : eb;
+    return G;
+}
+
 /* Output regions, comparison and bound of every statement that is on. */
 static void layout(kspec *K) {
     int64_t total = (int64_t)K->grid * K->B;
     int64_t next[NBUF] = {0};
+    K->nh = 1;
     for (int i = 0; i < K->nst; i++) {
         stmt *S = &K->st[i];
         const int *p = S->p;
@@ -140,6 +185,18 @@ static void layout(kspec *K) {
             S->size = (int64_t)K->grid * p[1] * p[2], S->cmp = C_ABS, S->tol = p[3] * ldexp(1, -14);
             break;
         case F_MATH: S->cmp = C_ULP, S->tol = 4; break;
+        case F_PIPE: {
+            /* ha..gb hold multiples of 1/16 in [-4, 4]: every product is a
+             * multiple of 2^-8 and every sum below 2^13 (KC <= 320), so the
+             * result is exact in any order of summation. The bound only
+             * admits what is not a product (-0.0 against 0.0): a tile
+             * dropped, repeated or read from the wrong slot moves an element
+             * by a multiple of 2^-8. */
+            pipe_geom G = pipe_of(K, S);
+            S->size = (int64_t)K->grid * G.M * G.N, S->cmp = C_ABS, S->tol = ldexp(1, -10);
+            if (S->on && G.end > K->nh) K->nh = G.end;
+            break;
+        }
         }
         if (!S->on) continue;
         S->base = next[S->buf];
@@ -149,6 +206,7 @@ static void layout(kspec *K) {
     if (nin < 64 * 64 + 64) nin = 64 * 64 + 64; /* dot tiles read up to [64, 64] + pid * 16 */
     K->nin = nin;
     K->bufn[B_X] = K->bufn[B_Y] = K->bufn[B_XI] = nin;
+    for (int b = B_HA; b <= B_GB; b++) K->bufn[b] = K->nh;
     for (int b = B_OUT; b < NBUF; b++) K->bufn[b] = next[b] ? next[b] : 1;
 }
 
@@ -263,12 +321,55 @@ static void print_stmt(sbuf *b, const kspec *K, int i) {
         sb_printf(b, "    let v%d = %s;\n    store(%s + %lld + offs, v%d);\n", i, fn[p[0] % 5], dst, X, i);
         break;
     }
+    case F_PIPE: { /* a K loop as matmul's: tiles of a and b into a dot per step (see pipe_of) */
+        pipe_geom G = pipe_of(K, S);
+        const char *HA = p[0] ? "ga" : "ha", *HB = p[0] ? "gb" : "hb";
+        sb_printf(b, "    let pm%d = pid * %d + arange(0, %d);\n    let pn%d = arange(0, %d);\n", i, G.M, G.M, i, G.N);
+        sb_printf(b, "    let pk%d = arange(0, %d);\n", i, G.BK);
+        if (p[6] == 0) sb_printf(b, "    let pe%d = %d;\n", i, G.KC);
+        else if (p[6] == 1) sb_printf(b, "    let pe%d = minimum(n, %d);\n", i, G.KC);
+        else sb_printf(b, "    let pe%d = n %% %d;\n", i, G.KC + 1);
+        if (G.desc) {
+            sb_printf(b, "    let da%d = tensor_desc(%s, shape = [n, pe%d], strides = [%d, 1], block = [%d, %d]);\n", i, HA,
+                      i, G.lda, G.M, G.BK);
+            if (G.bt)
+                sb_printf(b, "    let db%d = tensor_desc(%s, shape = [%d, pe%d], strides = [%d, 1], block = [%d, %d]);\n", i,
+                          HB, G.NC, i, G.lda, G.N, G.BK);
+            else
+                sb_printf(b, "    let db%d = tensor_desc(%s, shape = [pe%d, %d], strides = [%d, 1], block = [%d, %d]);\n", i,
+                          HB, i, G.NC, G.N, G.BK, G.N);
+        }
+        sb_printf(b, "    var v%d = zeros([%d, %d], f32);\n", i, G.M, G.N);
+        sb_printf(b, "    for k%d in range(0, pe%d, %d) @num_stages(%d) {\n", i, i, G.BK, G.stages);
+        if (G.desc) {
+            sb_printf(b, "        let pa%d = da%d.load([pid * %d, k%d]);\n", i, i, G.M, i);
+            if (G.bt) sb_printf(b, "        let pb%d = trans(db%d.load([0, k%d]));\n", i, i, i);
+            else sb_printf(b, "        let pb%d = db%d.load([k%d, 0]);\n", i, i, i);
+        } else {
+            sb_printf(b, "        let pa%d = load(%s + pm%d[:, None] * %d + (k%d + pk%d)[None, :], "
+                         "(pm%d[:, None] < n) & ((k%d + pk%d)[None, :] < pe%d));\n",
+                      i, HA, i, G.lda, i, i, i, i, i, i);
+            if (G.bt)
+                sb_printf(b, "        let pb%d = trans(load(%s + pn%d[:, None] * %d + (k%d + pk%d)[None, :], "
+                             "(pn%d[:, None] < %d) & ((k%d + pk%d)[None, :] < pe%d)));\n",
+                          i, HB, i, G.lda, i, i, i, G.NC, i, i, i);
+            else
+                sb_printf(b, "        let pb%d = load(%s + (k%d + pk%d)[:, None] * %d + pn%d[None, :], "
+                             "((k%d + pk%d)[:, None] < pe%d) & (pn%d[None, :] < %d));\n",
+                          i, HB, i, i, G.N, i, i, i, i, i, G.NC);
+        }
+        if (G.accadd) sb_printf(b, "        v%d += dot(pa%d, pb%d);\n    }\n", i, i, i);
+        else sb_printf(b, "        v%d = dot(pa%d, pb%d, v%d);\n    }\n", i, i, i, i);
+        sb_printf(b, "    store(%s + %lld + pm%d[:, None] * %d + pn%d[None, :], v%d);\n", dst, X, i, G.N, i, i);
+        break;
+    }
     }
 }
 
 static char *kernel_source(const kspec *K) {
     sbuf b = {0};
-    sb_printf(&b, "kernel kd(x: *f32, y: *f32, xi: *i32, out: *f32, outi: *i32, acc: *i32, accf: *f32, n: i32, s: i32) {\n");
+    sb_printf(&b, "kernel kd(x: *f32, y: *f32, xi: *i32, ha: *f16, hb: *f16, ga: *bf16, gb: *bf16, out: *f32, outi: *i32, "
+                  "acc: *i32, accf: *f32, n: i32, s: i32) {\n");
     sb_printf(&b, "    let pid = program_id(0);\n    let r = arange(0, %d);\n    let offs = pid * %d + r;\n", K->B, K->B);
     sb_printf(&b, "    let m = offs < n;\n    let a = load(x + offs, m);\n    let b = load(y + offs, m, other = 1.5);\n");
     sb_printf(&b, "    let ia = load(xi + offs, m, other = -3);\n");
@@ -309,11 +410,27 @@ static void gen_stmt(rng *R, const kspec *K, stmt *S, int fam) {
     }
     case F_DOT: p[0] = rnd(R, 2), p[1] = PICK(R, dims), p[2] = PICK(R, dims), p[3] = PICK(R, dims); break;
     case F_MATH: p[0] = rnd(R, 5); break;
+    case F_PIPE: {
+        /* M and BK of 64 twice as often: wgmma (sm_90a) wants M = 16 * num_warps
+         * and 128-byte rows of K, and TMA rings need wgmma */
+        static const int dims64[] = {16, 32, 64, 64};
+        p[0] = rnd(R, 2), p[1] = PICK(R, dims64), p[2] = PICK(R, dims), p[3] = PICK(R, dims64);
+        p[4] = 2 + rnd(R, 3), p[5] = rnd(R, 8), p[6] = rnd(R, 3);
+        /* up to 5 steps of BK: fewer, as many and more steps than stages;
+         * half of the extents a multiple of 8 (16-byte copies), half ragged */
+        int kc = 1 + rnd(R, 5 * p[3]);
+        p[7] = chance(R, 50) ? (kc + 7) / 8 * 8 : kc;
+        int nn = p[2], pick = rnd(R, 10);
+        p[8] = pick < 4 ? nn : pick < 7 ? nn - 8 * rnd(R, nn / 8) : 1 + rnd(R, nn);
+        break;
+    }
     }
     (void)K;
 }
 
-static void generate(uint64_t seed, int index, kspec *K) {
+/* families: a mask of the families drawn (0: all); with another mask the
+ * kernels of a seed differ, so reproduce with the same --family */
+static void generate(uint64_t seed, int index, unsigned families, kspec *K) {
     rng R = kernel_rng(seed, index);
     memset(K, 0, sizeof *K);
     K->R = 2 << rnd(&R, 4);  /* 2 .. 16 */
@@ -324,8 +441,9 @@ static void generate(uint64_t seed, int index, kspec *K) {
     bool dot = false; /* one dot per kernel: each is a whole tile of registers */
     for (int i = 0; i < K->nst; i++) {
         int fam = rnd(&R, NFAM);
-        if (fam == F_DOT && dot) fam = F_WHERE;
-        dot |= fam == F_DOT;
+        while (families && !(families >> fam & 1)) fam = rnd(&R, NFAM);
+        if ((fam == F_DOT || fam == F_PIPE) && dot) fam = F_WHERE;
+        dot |= fam == F_DOT || fam == F_PIPE;
         gen_stmt(&R, K, &K->st[i], fam);
     }
     int64_t total = (int64_t)K->grid * K->B;
@@ -336,9 +454,26 @@ static void generate(uint64_t seed, int index, kspec *K) {
     layout(K);
 }
 
+/* k / 16 (|k| <= 64) as f16 and bf16 bits: at most 7 significant bits, so
+ * both are exact (f16: exponent rebiased, mantissa cut from 23 to 10 bits;
+ * bf16: the f32's top half). */
+static uint16_t f16_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    if (!(u & 0x7FFFFFFFu)) return (uint16_t)(u >> 16);
+    return (uint16_t)((u >> 16 & 0x8000u) | (((u >> 23 & 0xFF) - 127 + 15) << 10) | (u >> 13 & 0x3FF));
+}
+static uint16_t bf16_bits(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return (uint16_t)(u >> 16);
+}
+
 /* Input values: x multiples of 1/16 in [-4, 4] (f16/bf16-exact, sums exact in
- * any order), y arbitrary floats in [-2, 2], xi integers in [-1000, 1000]. */
-static void fill_inputs(uint64_t seed, int index, const kspec *K, unsigned char *in[3]) {
+ * any order), y arbitrary floats in [-2, 2], xi integers in [-1000, 1000];
+ * ha, hb (f16) and ga, gb (bf16) multiples of 1/16 in [-4, 4] too, from a
+ * stream of their own (x, y, xi are those of the generator before them). */
+static void fill_inputs(uint64_t seed, int index, const kspec *K, unsigned char *in[NIN]) {
     rng R = kernel_rng(seed ^ 0x5EED5EEDull, index);
     float *x = (float *)in[0], *y = (float *)in[1];
     int32_t *xi = (int32_t *)in[2];
@@ -346,6 +481,14 @@ static void fill_inputs(uint64_t seed, int index, const kspec *K, unsigned char 
         x[i] = (float)(rnd(&R, 129) - 64) / 16.0f;
         y[i] = (float)((double)(rnext(&R) >> 11) * ldexp(1, -53) * 4.0 - 2.0);
         xi[i] = rnd(&R, 2001) - 1000;
+    }
+    rng Q = kernel_rng(seed ^ 0x16B1F16Bull, index);
+    for (int b = B_HA; b <= B_GB; b++) {
+        uint16_t *v = (uint16_t *)in[b];
+        for (int64_t i = 0; i < K->nh; i++) {
+            float f = (float)(rnd(&Q, 129) - 64) / 16.0f;
+            v[i] = b < B_GA ? f16_bits(f) : bf16_bits(f);
+        }
     }
 }
 
@@ -357,6 +500,8 @@ typedef struct {
     uint64_t seed;
     double max_seconds;
     const char *keep; /* write every kernel's source there (compare_builds.sh compiles them) */
+    unsigned families; /* --family: the families drawn (0: all) */
+    char family_arg[128];
 } options;
 
 typedef enum { R_NONE, R_COMPILE, R_REFERENCE, R_LAUNCH, R_MISMATCH } fclass;
@@ -381,10 +526,10 @@ static void fail_msg(outcome *O, fclass c, const char *fmt, ...) {
     va_end(ap);
 }
 
-static size_t buf_bytes(const kspec *K, int b) { return (size_t)K->bufn[b] * 4; }
+static size_t buf_bytes(const kspec *K, int b) { return (size_t)K->bufn[b] * elem_bytes(b); }
 
-/* The reference of run r into bufs[B_OUT..] (inputs in[0..2] shared). */
-static bool reference(blkc_ctx *c, const kspec *K, int r, unsigned char *in[3], unsigned char *bufs[NBUF], outcome *O) {
+/* The reference of run r into bufs[B_OUT..] (inputs in[0..NIN-1] shared). */
+static bool reference(blkc_ctx *c, const kspec *K, int r, unsigned char *in[NIN], unsigned char *bufs[NBUF], outcome *O) {
     for (int b = 0; b < NBUF; b++) {
         if (b < B_OUT) {
             bufs[b] = in[b];
@@ -441,14 +586,14 @@ static bool elem_ok(const kspec *K, int b, int64_t e, const unsigned char *got, 
 /* One launch of run r on the device (pointers moved by one element in run 1),
  * compared with the reference ref[]. */
 static void device_run(const options *o, blkrt_kernel *k, const kspec *K, int r, unsigned char *ref[NBUF], outcome *O) {
-    size_t start = GUARD + (r == 1 ? 4 : 0);
+    size_t moved = r == 1 ? 1 : 0; /* elements */
     unsigned char *image[NBUF] = {0}, *back = NULL;
     blkrt_ptr base[NBUF] = {0};
     blkrt_arg args[NBUF + 2];
     blkrt_status st = BLKRT_OK;
     const char *what = "";
     for (int b = 0; b < NBUF && !st; b++) {
-        size_t total = start + buf_bytes(K, b) + GUARD;
+        size_t start = GUARD + moved * elem_bytes(b), total = start + buf_bytes(K, b) + GUARD;
         image[b] = malloc(total);
         if (!image[b]) {
             fail_msg(O, R_LAUNCH, "out of memory");
@@ -473,7 +618,7 @@ static void device_run(const options *o, blkrt_kernel *k, const kspec *K, int r,
         goto done;
     }
     for (int b = 0; b < NBUF; b++) {
-        size_t total = start + buf_bytes(K, b) + GUARD;
+        size_t es = elem_bytes(b), start = GUARD + moved * es, total = start + buf_bytes(K, b) + GUARD;
         back = malloc(total);
         if (!back) {
             fail_msg(O, R_LAUNCH, "out of memory");
@@ -484,7 +629,8 @@ static void device_run(const options *o, blkrt_kernel *k, const kspec *K, int r,
             goto done;
         }
         if (b >= B_OUT) memcpy(image[b] + start, ref[b], buf_bytes(K, b));
-        if (o->perturb && b == B_OUT) back[start + 1] ^= 0x40; /* self-test */
+        /* self-test: bit 30 of out[0], which moves any value past every bound (0.0 becomes 2.0) */
+        if (o->perturb && b == B_OUT) back[start + 3] ^= 0x40;
         if (!memcmp(back, image[b], total)) {
             free(back), back = NULL;
             continue;
@@ -492,15 +638,16 @@ static void device_run(const options *o, blkrt_kernel *k, const kspec *K, int r,
         sbuf s = {0};
         long bad = 0;
         int first_stmt = -2;
-        for (size_t q = 0; q < total; q += 4) {
-            int64_t e = ((int64_t)q - (int64_t)start) / 4;
+        for (size_t q = 0; q < total; q += es) {
+            int64_t e = ((int64_t)q - (int64_t)start) / (int64_t)es;
             bool inside = q >= start && q < start + buf_bytes(K, b);
             int which = -1;
-            if (inside ? elem_ok(K, b, e, back + q, image[b] + q, &which) : !memcmp(back + q, image[b] + q, 4)) continue;
+            if (inside && b >= B_OUT ? elem_ok(K, b, e, back + q, image[b] + q, &which) : !memcmp(back + q, image[b] + q, es))
+                continue;
             if (first_stmt == -2) first_stmt = which;
             if (bad++ >= 6) continue;
-            if (!inside) {
-                sb_printf(&s, "\n      %s guard at element %lld: written", buf_name[b], (long long)e);
+            if (!inside || b < B_OUT) {
+                sb_printf(&s, "\n      %s %s element %lld: written", buf_name[b], inside ? "input" : "guard at", (long long)e);
             } else if (b == B_OUTI || b == B_ACC) {
                 int32_t g, w;
                 memcpy(&g, back + q, 4), memcpy(&w, image[b] + q, 4);
@@ -535,7 +682,7 @@ static void run_kernel(const options *o, const kspec *K, uint64_t seed, int inde
     blkc_ctx *c = blkc_new();
     blkrt_module *mod = NULL;
     blkrt_kernel *k = NULL;
-    unsigned char *in[3] = {0};
+    unsigned char *in[NIN] = {0};
     if (!src || !c) {
         fail_msg(O, R_COMPILE, "out of memory");
         goto done;
@@ -563,7 +710,7 @@ static void run_kernel(const options *o, const kspec *K, uint64_t seed, int inde
         fail_msg(O, R_COMPILE, "%s", err);
         goto done;
     }
-    for (int b = 0; b < 3; b++)
+    for (int b = 0; b < NIN; b++)
         if (!(in[b] = malloc(buf_bytes(K, b)))) {
             fail_msg(O, R_REFERENCE, "out of memory");
             goto done;
@@ -575,7 +722,7 @@ static void run_kernel(const options *o, const kspec *K, uint64_t seed, int inde
         for (int b = B_OUT; b < NBUF; b++) free(ref[b]);
     }
 done:
-    for (int b = 0; b < 3; b++) free(in[b]);
+    for (int b = 0; b < NIN; b++) free(in[b]);
     if (mod) blkrt_module_unload(mod);
     blkc_free(c);
     free(src);
@@ -587,12 +734,13 @@ static void print_kernel(const kspec *K) {
     char *src = kernel_source(K);
     printf("%s", src ? src : "(out of memory)\n");
     free(src);
-    printf("  grid [%d, 1, 1]; x, y: f32[%lld], xi: i32[%lld]; out %lld, outi %lld, acc %lld, accf %lld elements\n",
-           K->grid, (long long)K->nin, (long long)K->nin, (long long)K->bufn[B_OUT], (long long)K->bufn[B_OUTI],
-           (long long)K->bufn[B_ACC], (long long)K->bufn[B_ACCF]);
+    printf("  grid [%d, 1, 1]; x, y: f32[%lld], xi: i32[%lld], ha, hb: f16[%lld], ga, gb: bf16[%lld]; out %lld, outi %lld, "
+           "acc %lld, accf %lld elements\n",
+           K->grid, (long long)K->nin, (long long)K->nin, (long long)K->nh, (long long)K->nh, (long long)K->bufn[B_OUT],
+           (long long)K->bufn[B_OUTI], (long long)K->bufn[B_ACC], (long long)K->bufn[B_ACCF]);
     printf("  run 0: n=%lld s=%lld (aligned pointers); run 1: n=%lld s=%lld (every pointer moved by one element)\n",
            (long long)K->n[0], (long long)K->s[0], (long long)K->n[1], (long long)K->s[1]);
-    printf("  inputs: x[i] in {-4, -4+1/16, ..., 4}, y[i] in [-2, 2], xi[i] in [-1000, 1000] (from the seed)\n");
+    printf("  inputs: x, ha, hb, ga, gb in {-4, -4+1/16, ..., 4}, y in [-2, 2], xi in [-1000, 1000] (from the seed)\n");
 }
 
 /* Greedy: drop statements (the failing one last), then cut the grid, while
@@ -643,7 +791,9 @@ static void keep_kernel(const char *dir, const kspec *K, uint64_t seed, int inde
 
 static void usage(void) {
     fprintf(stderr, "usage: kernel_diff [--device N|cpu] [--seed S] [--count N] [--only K] [--max-seconds T]\n"
-                    "                   [--ptx] [--no-shrink] [--verbose] [--perturb] [--keep DIR]\n");
+                    "                   [--ptx] [--no-shrink] [--verbose] [--perturb] [--keep DIR]\n"
+                    "                   [--family F,...]  (F: mask bcast reduce scan cast where if for atomic dot\n"
+                    "                                      math pipe; default all)\n");
 }
 
 #ifdef INDEX_DIFF_MULTICALL
@@ -670,7 +820,23 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--verbose")) o.verbose = true;
         else if (!strcmp(a, "--perturb")) o.perturb = true;
         else if (!strcmp(a, "--keep") && v) o.keep = v, i++;
-        else {
+        else if (!strcmp(a, "--family") && v) {
+            /* a comma-separated list: focus a run on some families (e.g. pipe, the pipeliner) */
+            char list[sizeof o.family_arg];
+            snprintf(o.family_arg, sizeof o.family_arg, "%s", v);
+            snprintf(list, sizeof list, "%s", v);
+            for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+                int f = 0;
+                while (f < NFAM && strcmp(t, fam_name[f])) f++;
+                if (f == NFAM) {
+                    fprintf(stderr, "kernel_diff: no family '%s'\n", t);
+                    usage();
+                    return 2;
+                }
+                o.families |= 1u << f;
+            }
+            i++;
+        } else {
             usage();
             return 2;
         }
@@ -710,7 +876,7 @@ int main(int argc, char **argv) {
             break;
         }
         kspec K;
-        generate(o.seed, ki, &K);
+        generate(o.seed, ki, o.families, &K);
         for (int i = 0; i < K.nst; i++) fams[K.st[i].fam]++;
         if (o.keep) keep_kernel(o.keep, &K, o.seed, ki);
         outcome O;
@@ -733,7 +899,8 @@ int main(int argc, char **argv) {
         }
         char devname[16];
         snprintf(devname, sizeof devname, o.cpu ? "cpu" : "%d", o.ordinal);
-        printf("reproduce: %s --device %s --seed %llu --only %d\n", prog, devname, (unsigned long long)o.seed, ki);
+        printf("reproduce: %s --device %s --seed %llu --only %d%s%s\n", prog, devname, (unsigned long long)o.seed, ki,
+               o.families ? " --family " : "", o.family_arg);
     }
     printf("%d kernels: %d passed, %d failed (seed %llu, %.1f s, %s%s); statements:", passed + failed, passed, failed,
            (unsigned long long)o.seed, now_s() - t0, o.cpu ? "cpu device" : dinfo.arch, o.cpu && o.ptx ? " + PTX" : "");

@@ -17,8 +17,9 @@
 #              GPU against the interpreter; BLK_INDEX_DIFF_ARGS (default
 #              "--count 3000"), at most BLK_INDEX_DIFF_SECONDS (default 90)
 #   kerneldiff kernel_diff: random kernels (masks, broadcasting, reductions, scans,
-#              casts, where, if/for, atomics, dot, math), the GPU against the
-#              interpreter; BLK_KERNEL_DIFF_ARGS (default "--count 3000"), at
+#              casts, where, if/for, atomics, dot, math, pipelined dot loops), the
+#              GPU against the interpreter; BLK_KERNEL_DIFF_ARGS (default "--count
+#              3000"; "--count 3000 --family pipe": the pipelined loops alone), at
 #              most BLK_KERNEL_DIFF_SECONDS (default 90)
 #   bench      gpu_check compile-bench and launch-bench (host-side rows of BENCH.md)
 #   memcheck   compute-sanitizer --tool memcheck on gpu_check --quick
