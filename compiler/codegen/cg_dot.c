@@ -134,6 +134,24 @@ LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
     return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, tile_ptr(C, t, byte_off), C->i64, ""), C->i32, "");
 }
 
+/* Operands staged through registers are stored element by element in one
+ * straight-line block, and LLVM's NVPTX straight-line strength reduction
+ * is quadratic in it (reliability finding F11: 1152 elements per thread
+ * took 22 s, 384 took 2.4 s). Real kernels stage at most ~128 per thread
+ * (a misaligned 128x256x64 matmul on 8 warps: 96); past the limit the dot
+ * is a located error rather than a compile of minutes. */
+enum { CG_MAX_STAGED_PER_THREAD = 512 };
+
+bool staged_too_big(cg_ctx *C, ir_inst *in, int64_t elems) {
+    int64_t per = elems / (32 * (int64_t)C->num_warps);
+    if (per <= CG_MAX_STAGED_PER_THREAD) return false;
+    cg_error(C, in->loc, "dot stages %lld operand elements per thread through registers (limit %d): use more warps, "
+             "smaller blocks, or operands the loop can stream (16-byte aligned, in a pipelined loop)",
+             (long long)per, CG_MAX_STAGED_PER_THREAD);
+    C->failed = true;
+    return true;
+}
+
 /* ---- operand elements as stored bits ---- */
 
 int stored_bytes(blk_dtype t) { return pl_elem_bytes(t); }
@@ -620,6 +638,7 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     bool areg = !ares && a_in_registers(av, a->type, L);
     ares |= areg; /* nothing to stage for a */
     if (!ares || !bres) {
+        if (staged_too_big(C, in, (ares ? 0 : (int64_t)M * K) + (bres ? 0 : (int64_t)K * N))) return;
         int acv = stored_colv(av, ta, 1), bcv = stored_colv(bv, ta, 0);
         int64_t abytes = ares ? 0 : (acv == 1 ? (int64_t)M * Kp : (int64_t)K * M) * e;
         abytes = (abytes + 127) / 128 * 128;

@@ -34,6 +34,8 @@ LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueR
 LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);          /* shared-window address */
 int stored_bytes(blk_dtype t);
 void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32);
+/* a located error when a dot would stage more than its limit per thread (F11) */
+bool staged_too_big(cg_ctx *C, ir_inst *in, int64_t elems);
 bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p);
 /* the pipeliner entry holding operand v (or the value v transposes), and
  * v's stored colv through it */

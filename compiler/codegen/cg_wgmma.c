@@ -109,6 +109,7 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
     sm_tile ta_t, tb_t;
     bool ares = p->areg || resident_tile(C, a, &ta_t), bres = resident_tile(C, bo, &tb_t);
     if (!ares || !bres) {
+        if (staged_too_big(C, in, (ares ? 0 : (int64_t)M * K) + (bres ? 0 : (int64_t)K * N))) return;
         int64_t abytes = ares ? 0 : (int64_t)M * K * e, bbytes = bres ? 0 : (int64_t)K * N * e;
         LLVMValueRef base = cg_smem_aligned(C, in->loc, abytes + bbytes, 1024);
         LLVMValueRef bbase = LLVMBuildGEP2(b, C->i8, base, (LLVMValueRef[]){cg_const_i32(C, abytes)}, 1, "");

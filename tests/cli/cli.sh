@@ -58,6 +58,24 @@ cat > "$tmp/huge.blk" <<'BLK'
 BLK
 expect 1 "huge.blk:3:" -- --emit=ptx "$tmp/huge.blk"
 expect 1 "kernel too large for the GPU backend" -- --emit=ptx "$tmp/huge.blk"
+# a dot staging too many operand elements per thread through registers
+# (reliability F11: LLVM's straight-line strength reduction is quadratic in
+# them): a located error, not a compile of minutes
+cat > "$tmp/staged.blk" <<'BLK'
+@num_warps(2)
+kernel e4m3(a: *f8e4m3, bt: *f8e4m3, c: *f32, K: i32, const BM: i32 = 64, const BN: i32 = 512, const BK: i32 = 128) {
+    let rm = program_id(0) * BM + arange(0, BM);
+    let rn = arange(0, BN);
+    let rk = arange(0, BK);
+    var acc = zeros([BM, BN], f32);
+    for k in range(0, K, BK) @num_stages(3) {
+        acc = dot(load(a + rm[:, None] * K + (k + rk)[None, :]), trans(load(bt + rn[:, None] * K + (k + rk)[None, :])), acc);
+    }
+    store(c + rm[:, None] * BN + rn[None, :], acc);
+}
+BLK
+expect 1 "staged.blk:8:15: error: dot stages 1152 operand elements per thread through registers (limit 512)" -- --emit=ptx "$tmp/staged.blk"
+expect 0 "" -- --emit=ptx -o "$tmp/staged.ptx" -D BN=64 "$tmp/staged.blk"
 expect 0 "kernel" -- --emit=ast "$tmp/ok.blk"
 # --variant: extra specialised entries; a bad spec is a bad command line (2)
 printf '@do_not_specialize(m)\nkernel s(x: *f32, stride: i32, m: i32, f: f32) { store(x + stride, f, m > 0); }\n' > "$tmp/spec.blk"
