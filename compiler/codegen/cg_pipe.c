@@ -525,7 +525,6 @@ static ir_inst *prefetch_dot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr) 
     }
     wg_plan p;
     if (!dot || wg_choose(C, dot, &p) || dot->precision == IR_PREC_IEEE) return NULL;
-    int found = 0;
     for (int r = 0; r < nr; r++) {
         struct cg_tile *t = tile_of(C, rings[r]->results[0]);
         if (!t || t->tma) return NULL;
@@ -535,9 +534,8 @@ static ir_inst *prefetch_dot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr) 
         if (v->def && v->def->op == IR_PERMUTE) v = v->def->operands[0];
         struct cg_tile *t = tile_of(C, v);
         if (!t || t->e->kind != PL_RING || t->e->loop != loop) return NULL;
-        found++;
     }
-    return found == nr ? dot : NULL;
+    return nr == 2 ? dot : NULL; /* both operands are rings, and nothing else is */
 }
 
 void cg_pipe_set_slot(cg_ctx *C, ir_inst *loop, LLVMValueRef slot) {
@@ -668,37 +666,31 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
         return;
     }
-    if (C->mma_pf && C->mma_pf->loop == loop) {
-        /* the previous iteration (or the prologue) waited for this tile and
-         * passed the barrier after its last read of the slot refilled here */
-        for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
-        LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
-        LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
-        LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
-        fill_slot(C, loop, rings, nr, ivn, pslot, go);
-        return;
-    }
     /* tile i is in: at most P-1 younger groups pending (cp.async), the
      * slot's mbarrier past its (i / S)-th phase (TMA); the barrier makes
      * every thread's copies visible and proves that the readers of the slot
      * refilled below (iteration i+P-S: i-1, or i-2 when a wgmma group of
-     * i-1 may still run) are done */
-    bool cp = false;
-    for (int r = 0; r < nr; r++) cp |= !tile_of(C, rings[r]->results[0])->tma;
-    if (cp) async_wait(C, P - 1);
-    if (tm) {
-        LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
-        LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
-        cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
+     * i-1 may still run) are done. A loop whose dot prefetches its
+     * fragments did both in the previous iteration (or the prologue),
+     * after its last read of the slot refilled here (cg_pipe_mma_next). */
+    if (!C->mma_pf || C->mma_pf->loop != loop) {
+        bool cp = false;
+        for (int r = 0; r < nr; r++) cp |= !tile_of(C, rings[r]->results[0])->tma;
+        if (cp) async_wait(C, P - 1);
+        if (tm) {
+            LLVMValueRef phase = LLVMBuildSDiv(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), "");
+            LLVMValueRef parity = LLVMBuildTrunc(b, LLVMBuildAnd(b, phase, LLVMConstInt(C->i64, 1, 0), ""), C->i32, "");
+            cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
+        }
+        /* No proxy fence for the rings: what cp.async wrote is read by wgmma
+         * after cp.async.wait_group and the barrier, as in CUTLASS's
+         * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
+         * stores from registers). fence.proxy.async is a MEMBAR.ALL.CTA, which
+         * also waits for the copies still in flight for later stages: one per
+         * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
+         * tiles, operands staged per dot) still fence. */
+        cg_barrier(C);
     }
-    /* No proxy fence for the rings: what cp.async wrote is read by wgmma
-     * after cp.async.wait_group and the barrier, as in CUTLASS's
-     * MainloopSm90CpAsyncGmma and Triton (whose fence insertion fences only
-     * stores from registers). fence.proxy.async is a MEMBAR.ALL.CTA, which
-     * also waits for the copies still in flight for later stages: one per
-     * iteration stalls the pipeline (H200: see docs/benchmarks.md). Stores from registers (hoisted
-     * tiles, operands staged per dot) still fence. */
-    cg_barrier(C);
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
     LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
