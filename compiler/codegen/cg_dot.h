@@ -82,9 +82,11 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
  *             alpha) runs under the next iteration's barrier, copies and
  *             q k^T.
  * All but WG_NOW need the dot's shared operands in this loop's rings
- * or hoisted tiles (nothing staged into scratch under a running group) and
- * rings at least 3 slots deep: the copies then run S-2 tiles ahead, so a
- * slot is refilled two iterations after it was read (prefetch). A carried
+ * or hoisted tiles (nothing staged into scratch under a running group).
+ * WG_KEEP1 and WG_CARRY also need rings at least 3 slots deep: the copies
+ * then run S-2 tiles ahead, so a slot is refilled two iterations after it
+ * was read (prefetch); a WG_USE group completes in its own iteration, so
+ * two slots do (the refill of iteration i's top goes to i-1's slot). A carried
  * group completes within the next iteration: its value must be read there,
  * and the body's dots are all at its top level, so that the groups
  * committed between a dot and a reader are counted in program order. */

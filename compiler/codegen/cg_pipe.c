@@ -295,7 +295,7 @@ static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
 int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
-    if (!loop || loop->op != IR_FOR || !C->pl || cg_pipe_stages(C, loop) < 3 || !wg_choose(C, dot, &p)) return WG_NOW;
+    if (!loop || loop->op != IR_FOR || !C->pl || cg_pipe_stages(C, loop) < 2 || !wg_choose(C, dot, &p)) return WG_NOW;
     blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
     if (t == DT_F8E4M3 || t == DT_F8E5M2) return WG_NOW; /* promoted after its wait (lower_wgmma) */
     for (int k = p.areg ? 1 : 0; k < 2; k++) {
@@ -306,6 +306,9 @@ int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     if (dot->parent != body || !dots_flat(body)) return WG_NOW;
     int k = yield_slot(loop, dot);
     if (k < 0) return WG_USE;
+    /* a group running into the next iteration needs a third slot (the
+     * copies run S-2 ahead); one completed in its own iteration does not */
+    if (cg_pipe_stages(C, loop) < 3) return WG_USE;
     ir_value *arg = body->args.data[1 + k];
     if (!p.areg && dot->operands[2] == arg && uses_in(body, arg) == 1) return WG_KEEP1;
     return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
@@ -435,6 +438,20 @@ static void opaque_inits(cg_ctx *C, ir_inst *loop) {
     }
 }
 
+/* A ring read by several dots (pipeliner.c, b_operand_uses) is stored in
+ * wgmma's form when any of them takes wgmma: ldmatrix reads either form. */
+static bool read_by_wgmma(cg_ctx *C, ir_inst *loop, ir_value *v, wg_plan *wp) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_DOT) continue;
+        for (int k = 0; k < 2; k++) {
+            ir_value *o = i->operands[k];
+            bool reads_v = o == v || (o->def && o->def->op == IR_PERMUTE && o->def->operands[0] == v);
+            if (reads_v && wg_choose(C, i, wp)) return true;
+        }
+    }
+    return false;
+}
+
 /* The resident tiles of loop's operands: reserved now (after `reserved`
  * bytes), hoisted ones stored; true when some were hoisted. */
 static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step, int reserved) {
@@ -457,7 +474,7 @@ static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef u
             int role = 0;
             wg_plan wp;
             ir_inst *dot = cg_dot_reading(loop, v, &role);
-            bool wg = dot && wg_choose(C, dot, &wp);
+            bool wg = dot && read_by_wgmma(C, loop, v, &wp);
             LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
             int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
             int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : stored_bytes(dt);
