@@ -474,6 +474,20 @@ def specs(small=False):
     out.append(bwd_spec(False))
     out.append(bwd_spec(True))
 
+    def bwd_dq_spec():
+        # dQ alone (after the preprocess), its configurations tried: the
+        # backward's split between its two kernels, and dQ's best tile
+        s = bwd_spec(False)
+        dq = s.pre[1]
+        s.key, s.workload, s.outputs = "attn_bwd_dq", "attention bwd dQ only bf16", ["dq"]
+        s.blk, s.pre = [dq], s.pre[:1]
+        s.flops = s.flops * 3 / 5  # S, dP, dQ: three of its five-matmul count's forward-equivalent units
+        s.torch_fn, s.extra = None, []
+        s.note = ("stdlib fused_attn.blk attn_bwd_dq after attn_bwd_preprocess (its configurations tried); "
+                  "no peer (a part of the backward); TFLOP/s: 3/5 of the backward's count")
+        return s
+    out.append(bwd_dq_spec())
+
     def decode_spec():
         Bz, H, G, D, PAGE, L, NS = (2, 8, 4, 128, 16, 256, 4) if small else (8, 32, 4, 128, 16, 4096, 8)
         KH, MB = H // G, cdiv(L, PAGE)
