@@ -655,6 +655,7 @@ typedef struct {
     bool *seeded;
     bool changed;
     int phase; /* 0: dots whose rows are reduced, 1: the other dots, 2: loads in loop bodies */
+    const bool *expanded; /* phase 2: values only ever expanded to a higher rank (expand_only) */
 } seed_ctx;
 
 static void seed_want(lay_ctx *L, seed_ctx *s, const ir_value *v, const lay_layout *l) {
@@ -688,6 +689,51 @@ static void consumer_step(lay_ctx *L, ir_inst *in, void *arg) {
         }
 }
 
+/* Which values are only ever expanded to a higher rank: every use is an
+ * expand_dims, or a one-operand elementwise op (a cast) whose result is such
+ * a value. A load of one in a loop body that also loads a higher-rank tile
+ * (SpMM's column indices and values, [BNZ] expanded to meet the gathered
+ * [BNZ, BN] rows of B) must not seed its own access layout in phase 2: that
+ * layout, expanded and broadcast, spreads the tile one row per thread with
+ * the whole BN axis in each thread's registers, replicated over the warps,
+ * and the tile's load converts into it through shared memory every
+ * iteration. Unseeded, the load reads straight into the slice of the tile's
+ * layout (load_layout takes the consumers' want). Without a higher-rank load
+ * (moe_sort's [BS] experts against [BE] expert ids) the expanded load's
+ * layout is the only one the loop has, and it stays. Walked last use first,
+ * so a value's users are counted before it is. */
+static void count_expand(lay_ctx *L, const int *uses, int *exp, bool *expanded, ir_region *r) {
+    for (ir_inst *in = r->last; in; in = in->prev) {
+        for (int k = in->num_regions - 1; k >= 0; k--) count_expand(L, uses, exp, expanded, in->regions[k]);
+        for (int k = 0; k < in->num_results; k++)
+            if (in_range(L, in->results[k])) {
+                int id = in->results[k]->id;
+                expanded[id] = uses[id] > 0 && exp[id] == uses[id];
+            }
+        ir_value *x = in->num_operands ? in->operands[0] : NULL;
+        if (!in_range(L, x)) continue;
+        bool unary = ir_op_has(in->op, OPF_ELEM) && in->num_operands == 1 && in->num_results == 1;
+        if (in->op == IR_EXPAND_DIMS || (unary && in_range(L, in->results[0]) && expanded[in->results[0]->id]))
+            exp[x->id]++;
+    }
+}
+
+static bool loads_rank_above(const ir_region *r, int rank) {
+    for (const ir_inst *i = r->first; i; i = i->next)
+        if (i->op == IR_LOAD && i->num_results && i->results[0]->type.rank > rank) return true;
+    return false;
+}
+
+static const bool *expand_only(lay_ctx *L, ir_func *f) {
+    int n = 0;
+    const int *uses = ir_count_uses(f, &n);
+    int *exp = ARENA_ARRAY(L->a, int, L->t->num_values + 1);
+    bool *expanded = ARENA_ARRAY(L->a, bool, L->t->num_values + 1);
+    if (!uses || !exp || !expanded || n != L->t->num_values) return NULL;
+    count_expand(L, uses, exp, expanded, f->body);
+    return expanded;
+}
+
 static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
     seed_ctx *s = arg;
     ir_value *res = in->num_results ? in->results[0] : NULL;
@@ -718,7 +764,8 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
          * (softmax_online's running max) instead of converting it per
          * iteration */
         if (s->phase == 2 && res && res->type.rank && in->parent->parent && in->parent->parent->op == IR_FOR &&
-            !ir_region_has(in->parent, IR_DOT)) /* a loop with dots: their layouts decide */
+            !ir_region_has(in->parent, IR_DOT) && /* a loop with dots: their layouts decide */
+            !(s->expanded && s->expanded[res->id] && loads_rank_above(in->parent, res->type.rank)))
             seed_want(L, s, res, load_layout(L, in));
         return;
     case IR_FOR: {
@@ -772,10 +819,11 @@ static void seed_step(lay_ctx *L, ir_inst *in, void *arg) {
  * their consumers or accumulator operand where there is one; then the loads
  * in loop bodies, for the loop-carried values no dot decided. */
 static void seed_dots(lay_ctx *L, ir_func *f) {
-    seed_ctx s = {f, ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, 0};
+    seed_ctx s = {f, ARENA_ARRAY(L->a, bool, L->t->num_values + 1), true, 0, NULL};
     if (!s.seeded) return;
     for (int phase = 0; phase < 3; phase++) {
         s.phase = phase;
+        if (phase == 2) s.expanded = expand_only(L, f);
         s.changed = true;
         for (int it = 0; it < 16 && s.changed; it++) {
             s.changed = false;

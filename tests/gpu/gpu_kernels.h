@@ -230,16 +230,22 @@ static const gk_kernel gk_table[] = {
     {"sparse.blk", "spmm_csr",
      "c:out(rows*n) row_ptr:in(rows+1,cum(0,L)) col_idx:in(rows*L,ri(0,cols)) vals:in(rows*L) b:in(cols*n) N:=n",
      "rows,cdiv(n,BN)", NULL,
-     {"", "BN=64 BNZ=32", "BN=256 BNZ=8 num_warps=8"},
+     /* the bench's candidates (configs.txt spmm.*) and two narrower column blocks */
+     {"", "BN=64 BNZ=32", "BN=256 BNZ=8 num_warps=8", "BN=256 BNZ=16", "BN=256 BNZ=32 num_warps=8",
+      "BN=256 BNZ=16 num_warps=8"},
+     /* rows of up to L-1 nonzeros (several BNZ steps, the last partial) and empty ones; N
+      * not a multiple of BN: 7, 130, 300 (and not of 16: the fallback entry), 272 (d16, a
+      * second column block 16 wide at BN=256) */
      {"rows=16 cols=32 n=64 L=8", "rows=3 cols=5 n=7 L=3", "rows=100 cols=300 n=130 L=20",
-      "rows=256 cols=1024 n=256 L=40"},
+      "rows=256 cols=1024 n=256 L=40", "rows=50 cols=700 n=300 L=100", "rows=64 cols=2048 n=272 L=200"},
      TOL_RED},
     {"sparse.blk", "spmm_csr_bf16",
      "c:out(rows*n) row_ptr:in(rows+1,cum(0,L)) col_idx:in(rows*L,ri(0,cols)) vals:in(rows*L) b:in(cols*n) N:=n",
      "rows,cdiv(n,BN)", NULL,
-     {"", "BN=64 BNZ=32"},
+     {"", "BN=64 BNZ=32", "BN=256 BNZ=16", "BN=256 BNZ=32", "BN=256 BNZ=32 num_warps=8",
+      "BN=256 BNZ=16 num_warps=8"},
      {"rows=16 cols=32 n=64 L=8", "rows=3 cols=5 n=7 L=3", "rows=100 cols=300 n=130 L=20",
-      "rows=256 cols=1024 n=256 L=40"},
+      "rows=256 cols=1024 n=256 L=40", "rows=50 cols=700 n=300 L=100", "rows=64 cols=2048 n=272 L=200"},
      TOL_RED},
     {"sparse.blk", "bsr_matmul",
      "c:out(m*n) brow_ptr:in(cdiv(m,BS)+1,cum(0,nbc+1)) bcol_idx:in(cdiv(m,BS)*nbc,ri(0,nbc)) "

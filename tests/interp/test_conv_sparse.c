@@ -198,6 +198,13 @@ int main(int argc, char **argv) {
     spmv(5, 3, 4, 32);
     spmm(37, 45, 70, 32, 16, 0);
     spmm(20, 33, 100, 64, 16, 1);
+    /* the bench's column block (BN = 256): N past one block (a 44-wide second
+     * block), N inside one block, and far fewer columns than BN; row 1 takes
+     * three BNZ steps, so the next step's prefetched indices are used */
+    spmm(29, 40, 300, 256, 16, 0);
+    spmm(23, 50, 200, 256, 32, 1);
+    spmm(17, 19, 5, 256, 8, 0);
+    spmm(30, 64, 256, 128, 16, 1);
     bsr(70, 50, 40, 16, 32, 1);   /* 5 block rows (the last 6 rows), 4 block columns (the last 2 wide) */
     bsr(100, 96, 130, 32, 64, 2);
     return test_finish("conv_sparse");
