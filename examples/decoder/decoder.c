@@ -29,7 +29,9 @@
  * runs the C reference of the whole block (the default on the CPU), rows
  * checks each step on 32 rows of its own inputs (the default on a GPU,
  * where the full reference would take minutes), none checks nothing (the
- * fake driver of the tests runs no code). --dump DIR writes inputs, weights,
+ * fake driver of the tests runs no code). --perturb is the checks' self-test:
+ * one value of each output is made wrong after the launch, and the program
+ * succeeds only if every check then fails. --dump DIR writes inputs, weights,
  * output and times for check_torch.py.
  */
 #include <math.h>
@@ -231,6 +233,10 @@ static void stat_add(tally *st, const float *got, const float *want, size_t n, s
 
 static int stat_report(const tally *st) {
     bool ok = st->worst <= 1;
+    if (st->worst == 0) { /* every value as the reference's */
+        printf("  %-26s %8zu values  exact ok\n", st->what, st->n);
+        return 0;
+    }
     printf("  %-26s %8zu values  rel %.2g  worst %.3g (at %zu: got %.6g, want %.6g) %s\n", st->what, st->n,
            st->max_want > 0 ? st->max_err / st->max_want : st->max_err, st->err, st->at, st->got, st->want,
            ok ? "ok" : "FAIL");
@@ -620,7 +626,7 @@ static int int_arg(int argc, char **argv, int *i) {
 }
 
 int main(int argc, char **argv) {
-    bool gpu = false;
+    bool gpu = false, perturb = false;
     int ordinal = 0, reps = -1;
     const char *ptx_dir = NULL, *dump_dir = NULL, *check = NULL, *stdlib_dir = getenv("BLK_STDLIB_DIR");
     shape sh = {0};
@@ -632,6 +638,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(a, "--stdlib") && i + 1 < argc) stdlib_dir = argv[++i];
         else if (!strcmp(a, "--dump") && i + 1 < argc) dump_dir = argv[++i];
         else if (!strcmp(a, "--check") && i + 1 < argc) check = argv[++i];
+        else if (!strcmp(a, "--perturb")) perturb = true;
         else if (!strcmp(a, "--reps")) reps = int_arg(argc, argv, &i);
         else if (!strcmp(a, "--batch")) sh.batch = int_arg(argc, argv, &i);
         else if (!strcmp(a, "--seq")) sh.seq = int_arg(argc, argv, &i);
@@ -693,6 +700,8 @@ int main(int argc, char **argv) {
     poison_outputs(&bl, s);
     TUT_CHECK(issue(&bl, s));
     download_outputs(&bl, host, eager_bits);
+    if (perturb) /* the self-test of the checks: element 0 (token 0, always checked) of every output off by 1 */
+        for (int b = FIRST_OUT; b < NBUF; b++) host[b][0] += 1.0f;
     int fails = 0;
     if (!strcmp(check, "full")) {
         int t = tokens(&sh);
@@ -710,6 +719,11 @@ int main(int argc, char **argv) {
         fails += check_steps(&sh, host, rows, 32);
     } else if (strcmp(check, "none")) {
         die("--check takes full, rows or none: ", check);
+    }
+    if (perturb) { /* every check of the outputs must have failed: 7 steps, and h and out with --check full */
+        int want = strcmp(check, "none") ? 7 + 2 * !strcmp(check, "full") : 0;
+        printf("--perturb: %d of %d checks failed: %s\n", fails, want, fails == want ? "ok" : "FAIL");
+        return fails != want;
     }
 
     /* 2. captured into a graph, replayed over poisoned outputs: every byte must come back */
