@@ -44,7 +44,8 @@ def read_config(d):
 
 
 def load(d, name, shape, bf16, device):
-    raw = np.fromfile(os.path.join(d, name + ".bin"), dtype=np.uint16 if bf16 else np.float32)
+    # bf16 comes as int16 bits (numpy has no bfloat16; torch's int16 is a full dtype, uint16 is not)
+    raw = np.fromfile(os.path.join(d, name + ".bin"), dtype=np.int16 if bf16 else np.float32)
     t = torch.from_numpy(raw.copy())
     if bf16:
         t = t.view(torch.bfloat16)

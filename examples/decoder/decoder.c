@@ -10,7 +10,8 @@
  * output back to [tokens, H·D] for the projection), matmul_epilogue with the
  * residual added (Wo and W2) and with SiLU (W1). The MLP is not the gated
  * SwiGLU: silu(x·W1)·(x·W3) needs a product of two GEMMs' outputs, which
- * matmul_epilogue does not take, so it would cost an elementwise pass.
+ * matmul_epilogue does not take, so it would cost a third GEMM launch and an
+ * elementwise pass.
  *
  * The program launches the chain once, checks it against the C reference
  * below, captures it into a graph (CUDA graph on a GPU, a recorded list on
@@ -26,9 +27,10 @@
  * build compiles with blkc (build/examples/decoder_ptx: D 128, GROUP 1,
  * sm_90a); without it the kernels are compiled from the stdlib source by the
  * runtime (a build with the compiler: the `decoder` target). --check full
- * runs the C reference of the whole block (the default on the CPU), rows
- * checks each step on 32 rows of its own inputs (the default on a GPU,
- * where the full reference would take minutes), none checks nothing (the
+ * checks each step on every token and runs the C reference of the whole
+ * block (the default on the CPU), rows checks each step on 32 tokens (the
+ * default on a GPU, where the full reference would take minutes of CPU
+ * time), none checks nothing (the
  * fake driver of the tests runs no code). --perturb is the checks' self-test:
  * one value of each output is made wrong after the launch, and the program
  * succeeds only if every check then fails. --dump DIR writes inputs, weights,
