@@ -51,6 +51,20 @@ static blkrt_status oom_or(long before, blkrt_status st) {
     return st != BLKRT_OK && blk_alloc_failures() != before ? BLKRT_ERR_OUT_OF_MEMORY : st;
 }
 
+/* One define: "NAME=VALUE" as a name is the text form of -D (what string
+ * consts such as matmul_epilogue's ACT=silu need: ival/fval hold numbers
+ * only); otherwise the number in ival or fval. */
+static blk_status define_one(blkc_ctx *c, const blkrt_define *d) {
+    const char *eq = strchr(d->name, '=');
+    if (!eq) return d->is_float ? blkc_define_float(c, d->name, d->fval) : blkc_define_int(c, d->name, d->ival);
+    char name[128];
+    size_t n = (size_t)(eq - d->name);
+    if (n >= sizeof name) n = sizeof name - 1; /* too long for any const: blkc names the bad name */
+    memcpy(name, d->name, n);
+    name[n] = 0;
+    return blkc_define(c, name, eq + 1);
+}
+
 /* The front end over req: a built context (or NULL with res->log and the
  * status). target: the backend's arch (NULL for the CPU interpreter);
  * variant: req->variant for compile_ptx, NULL otherwise. */
@@ -62,7 +76,7 @@ static blkc_ctx *build(const blkrt_compile_request *req, const char *target, con
     blk_status s = target ? blkc_set_arch(c, target) : BLK_OK;
     for (int i = 0; i < req->ndefines && s == BLK_OK; i++) {
         const blkrt_define *d = &req->defines[i];
-        s = d->is_float ? blkc_define_float(c, d->name, d->fval) : blkc_define_int(c, d->name, d->ival);
+        s = define_one(c, d);
     }
     if (s == BLK_OK && variant) {
         blkc_set_default_variants(c, 0);

@@ -163,7 +163,9 @@ static const gk_kernel gk_table[] = {
      GK_MM_SIZES, TOL_FP8},
     {"matmul.blk", "matmul_epilogue",
      "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
-     {"", "BIAS=true ACT=silu RESIDUAL=true", "BIAS=true ACT=gelu", "BM=64 BN=64 BK=32 ACT=silu RESIDUAL=true"},
+     {"", "BIAS=true ACT=silu RESIDUAL=true", "BIAS=true ACT=gelu", "BM=64 BN=64 BK=32 ACT=silu RESIDUAL=true",
+      /* examples/decoder's two: the projections + residual, W1 + SiLU */
+      "RESIDUAL=true", "ACT=silu"},
      GK_MM_SIZES, TOL_BF16_MATH},
     {"matmul.blk", "matmul_epilogue_f32",
      "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
@@ -268,7 +270,7 @@ static const gk_kernel gk_table[] = {
     {"fused_attn.blk", "attn_fwd", /* LSE = false: lse is never touched */
      "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:in(1) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
-     {"", "D=128 CAUSAL=1 BM=128"},
+     {"", "D=128 CAUSAL=1 BM=128", "D=128 CAUSAL=1 BM=128 BN=64 num_warps=8" /* examples/decoder's */},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
     /* sliding window (attn_fwd WINDOW): 1 = each query sees itself only; smaller than a block,
@@ -536,7 +538,7 @@ static const gk_kernel gk_table[] = {
      TOL_RED},
     {"norm.blk", "rmsnorm", "y:out(rows*stride) x:in(rows*stride) w:in(cols) stride:=stride n_cols:=cols eps:=1e-6",
      "rows", "cols<=BLOCK",
-     {"", "BLOCK=256"},
+     {"", "BLOCK=256", "BLOCK=4096 num_warps=4" /* examples/decoder's */},
      {"rows=3 cols=5 stride=7", "rows=16 cols=256 stride=256", "rows=37 cols=1000 stride=1003",
       "rows=64 cols=1024 stride=1024"},
      TOL_BF16},

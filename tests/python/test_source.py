@@ -135,6 +135,15 @@ class Source(unittest.TestCase):
         self.dev.synchronize(timeout_ms=1000)
         self.assertEqual(list(b), [2.0] * 8)
 
+    def test_string_define(self):
+        src = ('kernel pick(out: *i32, const MODE: str = "none") {\n'
+               '    var v = 0;\n    if MODE == "one" { v = 1; }\n    store(out, v);\n}\n')
+        for defines, want in ((None, 0), ({"MODE": "one"}, 1)):
+            out = array.array("i", [7])
+            self.dev.load_source(src, path="pick.blk", defines=defines).kernel("pick")[1](out)
+            self.dev.synchronize(timeout_ms=1000)
+            self.assertEqual(list(out), [want], defines)
+
     def test_read_only_buffer_refused(self):
         k = self.dev.load_source_file(blk.stdlib("elementwise.blk"), kernel="copy").kernel("copy")
         with self.assertRaises(blk.Error) as cm:

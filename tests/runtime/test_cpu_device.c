@@ -200,6 +200,48 @@ static void compile_errors(void) {
     OK(blkrt_module_unload(m));
 }
 
+/* Defines whose name is the whole -D text ("MODE=one"): how a string const
+ * is set through blkrt_define (numbers go in ival/fval). */
+static const char PICK[] =
+    "kernel pick(out: *i32, const MODE: str = \"none\", const N: i32 = 1) {\n"
+    "    var v = 0;\n"
+    "    if MODE == \"one\" { v = 1; }\n"
+    "    if MODE == \"two words\" { v = 2; }\n"
+    "    store(out, v + N * 10);\n"
+    "}\n";
+
+static int run_pick(const blkrt_define *defs, int n) {
+    blkrt_source_options o = {.path = "pick.blk", .defines = defs, .ndefines = n};
+    blkrt_module *m = NULL;
+    blkrt_kernel *k;
+    blkrt_ptr d;
+    int got = -1;
+    OK(blkrt_module_load_source(cpu, PICK, strlen(PICK), &o, &m));
+    if (!m) return -1;
+    OK(blkrt_module_kernel(m, "pick", &k));
+    OK(blkrt_malloc(cpu, 4, &d));
+    blkrt_arg a[] = {BLKRT_PTR(d)};
+    OK(blkrt_launch(k, (uint32_t[3]){1, 1, 1}, a, 1, NULL));
+    OK(blkrt_memcpy_dtoh(cpu, &got, d, 4));
+    OK(blkrt_free(cpu, d));
+    OK(blkrt_module_unload(m));
+    return got;
+}
+
+static void string_defines(void) {
+    CHECK(run_pick(NULL, 0) == 10, "defaults");
+    blkrt_define one = {.name = "MODE=one", .ival = 7}; /* ival ignored */
+    CHECK(run_pick(&one, 1) == 11, "MODE=one");
+    blkrt_define two[] = {{.name = "MODE=\"two words\""}, {.name = "N", .ival = 3}};
+    CHECK(run_pick(two, 2) == 32, "quoted MODE and a numeric N");
+    blkrt_define n4 = {.name = "N=4"}; /* the text form takes numbers too */
+    CHECK(run_pick(&n4, 1) == 40, "N=4");
+    blkrt_define bad = {.name = "MOD=one"};
+    blkrt_source_options o = {.path = "pick.blk", .defines = &bad, .ndefines = 1};
+    blkrt_module *m = NULL;
+    FAILS(blkrt_module_load_source(cpu, PICK, strlen(PICK), &o, &m), BLKRT_ERR_COMPILE, "MOD");
+}
+
 /* Threads: each loads its own module and launches, and all launch one
  * shared kernel (the interpreter program runs one launch at a time). */
 /* The step budget: an endless loop fails the launch with the interpreter's
@@ -333,6 +375,7 @@ int main(int argc, char **argv) {
     vector_add();
     streams_graphs();
     compile_errors();
+    string_defines();
     step_budget();
     device_asserts();
     threads();

@@ -214,9 +214,11 @@ blkrt_status blkrt_module_load_ptx(blkrt_device *d, const char *ptx, size_t len,
 blkrt_status blkrt_module_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta,
                                      blkrt_module **out);
 
-/* Const parameter values for a compilation from source (like -D NAME=VALUE). */
+/* Const parameter values for a compilation from source (like -D NAME=VALUE).
+ * A name holding '=' is the whole -D text, "ACT=silu": how a string const is
+ * set (is_float, ival and fval are then ignored). */
 typedef struct {
-    const char *name;
+    const char *name;   /* "BLOCK", or "NAME=VALUE" */
     int is_float;       /* 0: ival (integers and bools), 1: fval */
     int64_t ival;
     double fval;

@@ -291,7 +291,7 @@ class Device(_Handle):
     def load_source(self, source, path=None, defines=None, kernel=None, cache_dir=None):
         """.blk source through the compiler registered in libblkrt (raises
         BLKRT_ERR_NO_COMPILER where none is: plain libblkrt.so has none).
-        defines: {"BLOCK": 1024, "EPS": 1e-5, "HAS_POS": True}."""
+        defines: {"BLOCK": 1024, "EPS": 1e-5, "HAS_POS": True, "ACT": "silu"}."""
         data = source.encode() if isinstance(source, str) else bytes(source)
         opts, keep = _source_options(path, defines, kernel, cache_dir)
         h = ctypes.c_void_p()
@@ -331,7 +331,11 @@ def _source_options(path, defines, kernel, cache_dir):
     for i, (name, value) in enumerate(defs):
         nb = name.encode()
         keep.append(nb)
-        if isinstance(value, float):
+        if isinstance(value, str):  # a string const: the -D text "NAME=VALUE" as the name (blkrt.h)
+            nb = f"{name}={value}".encode()
+            keep.append(nb)
+            arr[i] = _ffi.Define(nb, 0, 0, 0.0)
+        elif isinstance(value, float):
             arr[i] = _ffi.Define(nb, 1, 0, value)
         else:
             arr[i] = _ffi.Define(nb, 0, int(value), 0.0)
