@@ -23,34 +23,34 @@ static uint16_t *rand_bf16(size_t n) {
     return b;
 }
 
-/* One query row against keys j0 .. j1-1 (row j of K at k + j * kstride),
- * those with vis[j] set when vis is not NULL:
+/* One query row of head dim hd (<= 128) against keys j0 .. j1-1 (row j of
+ * K at k + j * kstride), those with vis[j] set when vis is not NULL:
  * out = softmax(scale q.k) V, lse = ln sum exp(scale q.k) (in double).
  * No key: out 0, lse -inf. */
-static void ref_row_vis(const float *q, const float *k, const float *v, size_t kstride, int j0, int j1,
+static void ref_row_vis(int hd, const float *q, const float *k, const float *v, size_t kstride, int j0, int j1,
                         const unsigned char *vis, float scale, float *out, float *lse) {
-    double m = -INFINITY, l = 0, o[D] = {0};
+    double m = -INFINITY, l = 0, o[128] = {0};
     for (int j = j0; j < j1; j++) {
         if (vis && !vis[j]) continue;
         double s = 0;
-        for (int d = 0; d < D; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
         m = fmax(m, s * scale);
     }
     for (int j = j0; j < j1; j++) {
         if (vis && !vis[j]) continue;
         double s = 0;
-        for (int d = 0; d < D; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
         double p = exp(s * scale - m);
         l += p;
-        for (int d = 0; d < D; d++) o[d] += p * v[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) o[d] += p * v[(size_t)j * kstride + d];
     }
-    for (int d = 0; d < D; d++) out[d] = l > 0 ? (float)(o[d] / l) : 0.0f;
+    for (int d = 0; d < hd; d++) out[d] = l > 0 ? (float)(o[d] / l) : 0.0f;
     *lse = l > 0 ? (float)(m + log(l)) : -INFINITY;
 }
 
 static void ref_row(const float *q, const float *k, const float *v, size_t kstride, int j0, int j1, float scale,
                     float *out, float *lse) {
-    ref_row_vis(q, k, v, kstride, j0, j1, NULL, scale, out, lse);
+    ref_row_vis(D, q, k, v, kstride, j0, j1, NULL, scale, out, lse);
 }
 
 /* the keys query i of a sequence of `seq` sees */
@@ -59,16 +59,16 @@ static void visible(int i, int seq, int causal, int window, int *j0, int *j1) {
     *j0 = window > 0 && i - window + 1 > 0 ? i - window + 1 : 0;
 }
 
-/* ref_row over every row of q [BH, S, D] against k, v [BH / group, S, D]
- * (plain or causal attention): out [BH, S, D], lse [BH, S] */
-static void ref_heads(const float *q, const float *k, const float *v, int BH, int S, int group, int causal,
+/* ref_row over every row of q [BH, S, hd] against k, v [BH / group, S, hd]
+ * (plain or causal attention): out [BH, S, hd], lse [BH, S] */
+static void ref_heads(int hd, const float *q, const float *k, const float *v, int BH, int S, int group, int causal,
                       float scale, float *out, float *lse) {
     for (int bh = 0; bh < BH; bh++)
         for (int i = 0; i < S; i++) {
             int j0, j1;
             visible(i, S, causal, 0, &j0, &j1);
-            size_t kb = (size_t)(bh / group) * S * D, qo = ((size_t)bh * S + i) * D;
-            ref_row(q + qo, k + kb, v + kb, D, j0, j1, scale, out + qo, lse + (size_t)bh * S + i);
+            size_t kb = (size_t)(bh / group) * S * hd, qo = ((size_t)bh * S + i) * hd;
+            ref_row_vis(hd, q + qo, k + kb, v + kb, hd, j0, j1, NULL, scale, out + qo, lse + (size_t)bh * S + i);
         }
 }
 
@@ -179,7 +179,7 @@ static void backward(int BH, int S, int causal, int group) {
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *dout = rand_bf16(n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv), *dof = bf16_floats(dout, n);
     float scale = 0.4f, *of = malloc(4 * n), *lse = malloc(4 * nr), *delta_want = malloc(4 * nr);
-    ref_heads(qf, kf, vf, BH, S, group, causal, scale, of, lse);
+    ref_heads(D, qf, kf, vf, BH, S, group, causal, scale, of, lse);
     uint16_t *o = h_to_bf16(of, n); /* the forward's output, as attn_fwd stores it */
     float *obf = bf16_floats(o, n);
     for (size_t r = 0; r < nr; r++) {
@@ -362,7 +362,7 @@ static void blocksparse(int BH, int S, int bm, int bn, int causal, int group, in
             for (int j = kv_idx[e] * bn; j < kv_idx[e] * bn + bn && j < S; j++) vis[j] = !causal || j <= i;
         for (int bh = 0; bh < BH; bh++) {
             size_t kb = (size_t)(bh / group) * S * D, qo = ((size_t)bh * S + i) * D;
-            ref_row_vis(qf + qo, kf + kb, vf + kb, D, 0, S, vis, scale, want + qo, lse_want + (size_t)bh * S + i);
+            ref_row_vis(D, qf + qo, kf + kb, vf + kb, D, 0, S, vis, scale, want + qo, lse_want + (size_t)bh * S + i);
         }
     }
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_blocksparse", defs);
@@ -390,52 +390,53 @@ static void blocksparse(int BH, int S, int bm, int bn, int causal, int group, in
     free(lse); free(lse_want); free(vis);
 }
 
-/* x (n rows of D) rotated by RoPE at position row % S, rounded to bf16 as
- * rope_qk stores it: the halves x[:D/2], x[D/2:] with cos/sin tables [P, D/2] */
-static float *rope_ref(const float *x, size_t n, int S, const float *cs, const float *sn) {
-    float *r = malloc(4 * n * D);
+/* x (n rows of hd) rotated by RoPE at position row % S, rounded to bf16 as
+ * rope_qk stores it: the halves x[:hd/2], x[hd/2:] with cos/sin tables [P, hd/2] */
+static float *rope_ref(int hd, const float *x, size_t n, int S, const float *cs, const float *sn) {
+    float *r = malloc(4 * n * hd);
     for (size_t t = 0; t < n; t++) {
-        const float *c = cs + (t % (size_t)S) * (D / 2), *s = sn + (t % (size_t)S) * (D / 2), *xt = x + t * D;
-        for (int i = 0; i < D / 2; i++) {
-            float a = xt[i] * c[i], b = xt[i + D / 2] * s[i], e = xt[i + D / 2] * c[i], f = xt[i] * s[i];
-            r[t * D + i] = h_round_bf16(a - b);
-            r[t * D + i + D / 2] = h_round_bf16(e + f);
+        const float *c = cs + (t % (size_t)S) * (hd / 2), *s = sn + (t % (size_t)S) * (hd / 2), *xt = x + t * hd;
+        for (int i = 0; i < hd / 2; i++) {
+            float a = xt[i] * c[i], b = xt[i + hd / 2] * s[i], e = xt[i + hd / 2] * c[i], f = xt[i] * s[i];
+            r[t * hd + i] = h_round_bf16(a - b);
+            r[t * hd + i + hd / 2] = h_round_bf16(e + f);
         }
     }
     return r;
 }
 
 /* attn_fwd_rope against rope (in C, rounded to bf16) then attention; the
- * tables have more positions than the sequence (row stride D/2, not seq) */
-static void rope_attn(int BH, int S, int bm, int bn, int causal, int group) {
-    char gdef[32], mdef[32], ndef[32];
+ * tables have more positions than the sequence (row stride hd/2, not seq) */
+static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int group) {
+    char ddef[32], gdef[32], mdef[32], ndef[32];
+    snprintf(ddef, sizeof ddef, "D=%d", hd);
     snprintf(gdef, sizeof gdef, "GROUP=%d", group);
     snprintf(mdef, sizeof mdef, "BM=%d", bm);
     snprintf(ndef, sizeof ndef, "BN=%d", bn);
-    const char *defs[] = {"D=32", mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    const char *defs[] = {ddef, mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
     int P = S + 5;
-    float *cs = malloc(4 * (size_t)P * (D / 2)), *sn = malloc(4 * (size_t)P * (D / 2));
+    float *cs = malloc(4 * (size_t)P * (hd / 2)), *sn = malloc(4 * (size_t)P * (hd / 2));
     for (int p = 0; p < P; p++)
-        for (int i = 0; i < D / 2; i++) {
-            double ang = p * pow(10000.0, -2.0 * i / D);
-            cs[p * (D / 2) + i] = (float)cos(ang);
-            sn[p * (D / 2) + i] = (float)sin(ang);
+        for (int i = 0; i < hd / 2; i++) {
+            double ang = p * pow(10000.0, -2.0 * i / hd);
+            cs[p * (hd / 2) + i] = (float)cos(ang);
+            sn[p * (hd / 2) + i] = (float)sin(ang);
         }
-    size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
+    size_t n = (size_t)BH * S * hd, nkv = (size_t)(BH / group) * S * hd, nr = (size_t)BH * S;
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
-    float *qr = rope_ref(qf, n / D, S, cs, sn), *kr = rope_ref(kf, nkv / D, S, cs, sn);
+    float *qr = rope_ref(hd, qf, n / hd, S, cs, sn), *kr = rope_ref(hd, kf, nkv / hd, S, cs, sn);
     float scale = 0.5f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
     for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
-    ref_heads(qr, kr, vf, BH, S, group, causal, scale, want, lse_want);
+    ref_heads(hd, qr, kr, vf, BH, S, group, causal, scale, want, lse_want);
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_rope", defs);
     blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
-                      BLK_PTR(lse, 4 * nr), BLK_PTR(cs, 4 * (size_t)P * (D / 2)), BLK_PTR(sn, 4 * (size_t)P * (D / 2)),
-                      BLK_INT(S), BLK_FLOAT(scale)};
+                      BLK_PTR(lse, 4 * nr), BLK_PTR(cs, 4 * (size_t)P * (hd / 2)),
+                      BLK_PTR(sn, 4 * (size_t)P * (hd / 2)), BLK_INT(S), BLK_FLOAT(scale)};
     if (h_run(c, "attn_fwd_rope", h_cdiv(S, bm), (unsigned)BH, 1, args, 9) == 0) {
         char name[80];
-        snprintf(name, sizeof name, "attn_fwd_rope%s seq %d BM %d BN %d group %d", causal ? " causal" : "", S, bm, bn,
-                 group);
+        snprintf(name, sizeof name, "attn_fwd_rope D %d%s seq %d BM %d BN %d group %d", hd,
+                 causal ? " causal" : "", S, bm, bn, group);
         h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
         h_close(name, lse, lse_want, nr, 1e-5f, 1e-5f);
     }
@@ -478,9 +479,11 @@ int main(int argc, char **argv) {
     blocksparse(4, 75, 16, 32, 1, 2, 0); /* BM != BN: the diagonal block hides its second half from early rows */
     blocksparse(1, 50, 32, 16, 0, 1, 0);
     blocksparse(2, 70, 16, 16, 1, 1, 1);
-    rope_attn(2, 45, 16, 16, 0, 1);
-    rope_attn(2, 45, 16, 16, 1, 1);
-    rope_attn(4, 50, 32, 16, 1, 2); /* grouped-query */
-    rope_attn(1, 1, 16, 16, 0, 1);
+    rope_attn(32, 2, 45, 16, 16, 0, 1); /* D % 128 != 0: the halves joined into one dot */
+    rope_attn(32, 2, 45, 16, 16, 1, 1);
+    rope_attn(32, 4, 50, 32, 16, 1, 2); /* grouped-query */
+    rope_attn(32, 1, 1, 16, 16, 0, 1);
+    rope_attn(128, 2, 45, 16, 16, 0, 1); /* D = 128: two dots over the halves */
+    rope_attn(128, 4, 40, 32, 16, 1, 2);
     return test_finish("attn_family");
 }
