@@ -100,6 +100,13 @@ def _sdpa(T, backend, t, causal):
         return T.nn.functional.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=causal)
 
 
+def rope_tables(T, npos, D, which):
+    """RoPE's f32 table [npos, D/2]: cos (which = "cos") or sin of p * 10000^(-2i/D)."""
+    inv = 10000.0 ** (-T.arange(0, D // 2, device=DEVICE, dtype=T.float64) * 2 / D)
+    ang = T.arange(0, npos, device=DEVICE, dtype=T.float64)[:, None] * inv[None, :]
+    return (T.cos(ang) if which == "cos" else T.sin(ang)).to(T.float32).contiguous()
+
+
 def specs(small=False):
     """The rows. small: tiny shapes with the same keys and labels (--dry-run)."""
     out = []
@@ -263,9 +270,7 @@ def specs(small=False):
     ntok = Bz * S
 
     def tables(T, shape, dtype, which):
-        inv = 10000.0 ** (-T.arange(0, D // 2, device=DEVICE, dtype=T.float64) * 2 / D)
-        ang = T.arange(0, S, device=DEVICE, dtype=T.float64)[:, None] * inv[None, :]
-        return (T.cos(ang) if which == "cos" else T.sin(ang)).to(T.float32).contiguous()
+        return rope_tables(T, S, D, which)
 
     def rope_ref(T, t):
         x = t.x.float().view(Bz, S, H, D)
@@ -533,6 +538,137 @@ def specs(small=False):
                  "shuffled block table; torch: SDPA on the cache gathered beforehand (gather untimed; "
                  "gather + SDPA in extra); GB/s: the K/V cache read once" % (PAGE, G, NS))
     out.append(decode_spec())
+
+    # block-sparse attention: a local + strided pattern of G x G blocks shared by every head (each
+    # query block sees the key blocks within 2 of its own and every 8th, the last of each 8: 27% of
+    # the blocks at N = 4096); blk walks it as a CSR block list, torch SDPA takes the dense mask
+    def bsparse_spec():
+        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+        G, shape = 128, (Bz, H, N, D)
+        nb = N // G
+        rows = [[kb for kb in range(nb) if abs(qb - kb) <= 2 or kb % 8 == 7] for qb in range(nb)]
+
+        def csr(bn):  # kv_ptr, kv_idx for query blocks of G rows and key blocks of bn
+            ptr, idx = [0], []
+            for r in rows:
+                idx += [kb * (G // bn) + i for kb in r for i in range(G // bn)]
+                ptr.append(len(idx))
+            return ptr, idx
+
+        def dense_mask(T):  # [N, N] bool, True: attend
+            m = T.zeros(nb, nb, dtype=T.bool, device=DEVICE)
+            for qb, r in enumerate(rows):
+                m[qb, r] = True
+            return m.repeat_interleave(G, 0).repeat_interleave(G, 1)
+
+        def mask_mod(b, h, qi, kj):  # FlexAttention's form of the same pattern
+            d = qi // G - kj // G
+            return ((d <= 2) & (d >= -2)) | (kj // G % 8 == 7)
+
+        def flex(T, t):
+            from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+            fa = T.compile(flex_attention)
+            bm = create_block_mask(mask_mod, None, None, N, N, device=DEVICE, BLOCK_SIZE=G)
+            return lambda: fa(t.q, t.k, t.v, block_mask=bm)
+
+        def grid(c):
+            if c["BM"] != G:
+                raise ValueError("the block list is built for BM = %d, not %d" % (G, c["BM"]))
+            return (N // G, Bz * H)
+
+        tensors = {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+                   "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}
+        for bn in (64, 128):
+            for name, vals in zip(("kv_ptr", "kv_idx"), csr(bn)):
+                tensors["%s%d" % (name, bn)] = ((len(vals),), "i32",
+                                                (lambda vals: lambda T, shape, dt: T.tensor(vals, device=DEVICE,
+                                                                                            dtype=dt))(vals))
+        params = ["out", "q", "k", "v", "lse", "kv_ptr", "kv_idx", "seq", "scale"]
+        visible = sum(len(r) for r in rows) * G * G
+        return Spec(
+            "attn_bsparse", "attention fwd bf16 block-sparse", "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16",
+            4 * Bz * H * N * D * 2, tensors, ["o"],
+            [("attn_bsparse", "attn_fwd_blocksparse", params,
+              lambda t: (t.o, t.q, t.k, t.v, t.lse, t.kv_ptr64, t.kv_idx64, N, D ** -0.5), grid),
+             ("attn_bsparse_bn128", "attn_fwd_blocksparse", params,
+              lambda t: (t.o, t.q, t.k, t.v, t.lse, t.kv_ptr128, t.kv_idx128, N, D ** -0.5), grid)],
+            None, None,
+            ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
+                t.q.float(), t.k.float(), t.v.float(), attn_mask=dense_mask(T))},
+            triton=lambda T, P, t, nsm: [
+                ("BM=128 BN=%d w%d s%d" % (bn, nw, ns),
+                 (lambda bn=bn, nw=nw, ns=ns: lambda: P.attn_bsparse_k[(N // G, Bz * H)](
+                     t.q, t.k, t.v, t.o, getattr(t, "kv_ptr%d" % bn), getattr(t, "kv_idx%d" % bn), D ** -0.5, N,
+                     D=D, BM=G, BN=bn, num_warps=nw, num_stages=ns))())
+                for bn, nw, ns in [(64, 8, 3), (128, 8, 2), (64, 4, 3)]],
+            torch_fn=lambda T, t: (lambda m=dense_mask(T): T.nn.functional.scaled_dot_product_attention(
+                t.q, t.k, t.v, attn_mask=m)),
+            extra=[("torch flex_attention", flex)],
+            flops=4 * Bz * H * D * visible,
+            note="stdlib fused_attn.blk attn_fwd_blocksparse over a CSR list of %d-row query blocks (local "
+                 "+ strided, %.0f%% of the blocks; K/V staged per iteration: their addresses come from the "
+                 "list); Triton: attn_k's loop over the same list (peers_kernels.py attn_bsparse_k, added); "
+                 "torch: SDPA with the equivalent boolean mask (its dispatcher's choice); compiled "
+                 "FlexAttention with the block mask in extra; TFLOP/s count only the visible scores"
+                 % (G, 100.0 * visible / (N * N)))
+    out.append(bsparse_spec())
+
+    # RoPE fused into attention (causal): attn_fwd_rope rotates q and k as it loads them; against
+    # torch's eager RoPE then SDPA, and blk's own unfused pair (attn_rope_unfused: rope_qk, then
+    # attn_fwd on the rotated copies)
+    def rope_attn_spec(fused):
+        Bz, H, N, D = (1, 2, 256, 128) if small else (4, 32, 4096, 128)
+        shape, scale = (Bz, H, N, D), D ** -0.5
+        tensors = {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+                   "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out"),
+                   "cos_t": ((N, D // 2), "f32", lambda T, shape, dt: rope_tables(T, N, D, "cos")),
+                   "sin_t": ((N, D // 2), "f32", lambda T, shape, dt: rope_tables(T, N, D, "sin"))}
+
+        def ref(T, t):  # rotated in f32 and rounded to bf16 (rope_qk's output), then attention in f32
+            c, s = t.cos_t.view(1, 1, N, D // 2), t.sin_t.view(1, 1, N, D // 2)
+
+            def rot(x):
+                x1, x2 = x.float()[..., :D // 2], x.float()[..., D // 2:]
+                return T.cat((x1 * c - x2 * s, x2 * c + x1 * s), -1).to(T.bfloat16).float()
+            return {"o": T.nn.functional.scaled_dot_product_attention(rot(t.q), rot(t.k), t.v.float(),
+                                                                       is_causal=True)}
+
+        def torch_fn(T, t):  # HF Llama's eager apply_rotary_pos_emb (bf16 cos/sin of full width), then SDPA
+            cos = T.cat((t.cos_t, t.cos_t), -1).to(T.bfloat16).view(1, 1, N, D)
+            sin = T.cat((t.sin_t, t.sin_t), -1).to(T.bfloat16).view(1, 1, N, D)
+
+            def rot(x):
+                return x * cos + T.cat((-x[..., D // 2:], x[..., :D // 2]), -1) * sin
+            return lambda: T.nn.functional.scaled_dot_product_attention(rot(t.q), rot(t.k), t.v, is_causal=True)
+
+        grid = lambda c: (cdiv(N, c["BM"]), Bz * H)  # noqa: E731
+        common = dict(ref=ref, torch_fn=torch_fn, flops=2 * Bz * H * N * N * D)
+        if fused:
+            return Spec(
+                "attn_rope", "attention fwd bf16 causal + RoPE", "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16",
+                4 * Bz * H * N * D * 2 + 2 * N * (D // 2) * 4, tensors, ["o"],
+                [("attn_rope", "attn_fwd_rope", ["out", "q", "k", "v", "lse", "cos_t", "sin_t", "seq", "scale"])],
+                lambda t: (t.o, t.q, t.k, t.v, t.lse, t.cos_t, t.sin_t, N, scale), grid,
+                note="stdlib fused_attn.blk attn_fwd_rope CAUSAL (q rotated once per program, k per key "
+                     "block, in registers; K staged per iteration, V by the TMA ring); torch: HF-style eager "
+                     "RoPE on q and k, then SDPA (its dispatcher: flash); blk's unfused pair is row "
+                     "attn_rope_unfused", **common)
+        empty = lambda T, shape, dt: T.empty(shape, device=DEVICE, dtype=dt)  # noqa: E731 (rope_qk fills them)
+        tensors.update({"qr": (shape, "bf16", empty), "kr": (shape, "bf16", empty)})
+        return Spec(
+            "attn_rope_unfused", "attention fwd bf16 causal + RoPE, unfused", "B%d H%d N%d D%d" % (Bz, H, N, D),
+            "bf16", 4 * Bz * H * N * D * 2 + 2 * N * (D // 2) * 4, tensors, ["o"],
+            [("attn_causal", "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
+            lambda t: (t.o, t.qr, t.kr, t.v, t.lse, N, scale), grid,
+            pre=[("rope_qk", "rope_qk",
+                  ["q_out", "k_out", "q", "k", "cos_t", "sin_t", "pos", "seq", "q_heads", "kv_heads"],
+                  lambda t: (t.qr, t.kr, t.q, t.k, t.cos_t, t.sin_t, None, N, 1, 1),
+                  lambda c: (Bz * H * N, 1))],
+            note="stdlib attn_variants.blk rope_qk (q and k viewed as [B*H*N tokens, 1 head, D]: position = "
+                 "token % N) into copies, then fused_attn.blk attn_fwd CAUSAL (attn_causal's configurations), "
+                 "both in each timed call; torch as in attn_rope", **common)
+    out.append(rope_attn_spec(True))
+    out.append(rope_attn_spec(False))
     # ---- conv2d NHWC + batchnorm (folded: y*scale + shift) + SiLU, bf16 (stdlib conv.blk)
     def conv_spec(key, Nb, HW, C, K, ks, pad):
         Nb, HW = (2, 8) if small else (Nb, HW)

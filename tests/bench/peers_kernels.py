@@ -4,8 +4,8 @@ add_k, silu_fma_k, softmax_k, ln_k, mm_k (the tutorial matmul with its
 autotune configs) and attn_k (FA2-style attention) are copied verbatim from
 ../shared/bench/peers.py (the project's shared peer script, which runs its
 benchmarks at import time and so cannot be imported); BENCH.md asks for
-exactly these peers. rmsnorm_k, denoise_k and rope_k cover workloads peers.py
-lacks, written in the same style (marked "added" below).
+exactly these peers. rmsnorm_k, denoise_k, rope_k and attn_bsparse_k cover
+workloads peers.py lacks, written in the same style (marked "added" below).
 
 Imported only on the GPU machine (needs triton)."""
 import triton
@@ -89,6 +89,34 @@ def rope_k(out, x, cos_t, sin_t, seq, heads, D: tl.constexpr, BH: tl.constexpr):
     x1 = tl.load(x + p1, mask=m).to(tl.float32); x2 = tl.load(x + p1 + D // 2, mask=m).to(tl.float32)
     tl.store(out + p1, (x1 * c[None, :] - x2 * s[None, :]).to(tl.bfloat16), mask=m)
     tl.store(out + p1 + D // 2, (x2 * c[None, :] + x1 * s[None, :]).to(tl.bfloat16), mask=m)
+
+
+@triton.jit
+def attn_bsparse_k(Q, K, V, O, KV_PTR, KV_IDX, sm_scale, N_CTX, D: tl.constexpr, BM: tl.constexpr,
+                   BN: tl.constexpr):
+    # added: stdlib/fused_attn.blk attn_fwd_blocksparse's loop in attn_k's form — query block sm visits
+    # key blocks KV_IDX[KV_PTR[sm] .. KV_PTR[sm + 1] - 1] (CSR, shared by the heads); not causal,
+    # N_CTX a multiple of BM and BN, no empty list (the bench's pattern)
+    sm = tl.program_id(0); bh = tl.program_id(1)
+    base = bh.to(tl.int64) * N_CTX * D
+    om = sm * BM + tl.arange(0, BM); od = tl.arange(0, D); on = tl.arange(0, BN)
+    q = tl.load(Q + base + om[:, None] * D + od[None, :])
+    m_i = tl.full((BM,), -float("inf"), tl.float32); l_i = tl.zeros((BM,), tl.float32)
+    acc = tl.zeros((BM, D), tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for j in range(tl.load(KV_PTR + sm), tl.load(KV_PTR + sm + 1)):
+        s = tl.load(KV_IDX + j) * BN
+        k = tl.load(K + base + (s + on)[None, :] * D + od[:, None])
+        qk = tl.dot(q, k) * qk_scale
+        m_new = tl.maximum(m_i, tl.max(qk, 1))
+        p = tl.math.exp2(qk - m_new[:, None])
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 1)
+        acc = acc * alpha[:, None]
+        v = tl.load(V + base + (s + on)[:, None] * D + od[None, :])
+        acc = tl.dot(p.to(tl.bfloat16), v, acc)
+        m_i = m_new
+    tl.store(O + base + om[:, None] * D + od[None, :], (acc / l_i[:, None]).to(tl.bfloat16))
 
 
 # ---------------------------------------------------------------- verbatim from peers.py: matmul, attention

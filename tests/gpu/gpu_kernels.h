@@ -291,6 +291,28 @@ static const gk_kernel gk_table[] = {
       "BM=16 BN=16 D=32 LSE=1"},
      {"B=3 L=64 H=2", "B=1 L=1 H=2", "B=4 L=100 H=2", "B=5 L=257 H=4"},
      TOL_ATTN},
+    /* block-sparse: CSR block lists from cum(0,NKB+1) (0 .. NKB blocks a query block, empty lists
+     * included: out 0, lse -inf), the indices ri(0,NKB) in any order with repeats (the interpreter
+     * runs the same list); NKB = cdiv(seq,BN) */
+    {"fused_attn.blk", "attn_fwd_blocksparse",
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) "
+     "kv_ptr:in(cdiv(seq,BM)+1,cum(0,cdiv(seq,BN)+1)) kv_idx:in(cdiv(seq,BM)*cdiv(seq,BN),ri(0,cdiv(seq,BN))) "
+     "seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", NULL,
+     {"LSE=1", "CAUSAL=1 LSE=1", "D=128 LSE=1", "BM=16 BN=16 D=32 LSE=1", "BM=64 BN=32 CAUSAL=1 LSE=1",
+      "D=128 BM=128 num_warps=8 CAUSAL=1 LSE=1", "D=128 BM=128 BN=128 num_warps=8 LSE=1",
+      "D=128 BM=128 num_warps=8 GROUP=2 CAUSAL=1 LSE=1"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257", "bh=2 seq=600"},
+     TOL_ATTN},
+    /* RoPE fused into attention: cos/sin tables of P >= seq positions (rows of D/2) */
+    {"fused_attn.blk", "attn_fwd_rope",
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) "
+     "cos_t:in(P*(D/2),u(-1,1)) sin_t:in(P*(D/2),u(-1,1)) seq:=seq scale:=0.125",
+     "cdiv(seq,BM),bh", "seq<=P",
+     {"LSE=1", "CAUSAL=1 LSE=1", "D=128 LSE=1", "BM=16 BN=16 D=32 LSE=1", "D=128 BM=128 num_warps=8 CAUSAL=1 LSE=1",
+      "D=128 BM=128 BN=128 num_warps=8 LSE=1", "D=128 BM=128 num_warps=8 GROUP=2 CAUSAL=1 LSE=1"},
+     {"bh=2 seq=64 P=64", "bh=1 seq=1 P=8", "bh=3 seq=100 P=128", "bh=2 seq=257 P=300"},
+     TOL_ATTN},
     /* backward: delta, dK/dV (one program per key block and K/V head), dQ; lse and delta drawn
      * in the range a forward gives (lse ~ ln(seq)) */
     {"fused_attn.blk", "attn_bwd_preprocess", "delta:out(bh*seq) o:in(bh*seq*D) dout:in(bh*seq*D) seq:=seq",

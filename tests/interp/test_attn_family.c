@@ -1,10 +1,11 @@
 /* stdlib/fused_attn.blk's attention family on the interpreter vs C references:
  * attn_fwd with a sliding window, attn_fwd_varlen, the backward kernels
  * (attn_bwd_preprocess, attn_bwd_dkdv, attn_bwd_dq) and paged decode
- * (attn_decode_paged + attn_decode_combine). Ragged shapes throughout:
- * sequences not a multiple of the block, a zero-length sequence, windows
- * smaller than a block, lengths not a multiple of PAGE, a shuffled block
- * table. */
+ * (attn_decode_paged + attn_decode_combine), block-sparse attention
+ * (attn_fwd_blocksparse) and RoPE fused into the forward (attn_fwd_rope).
+ * Ragged shapes throughout: sequences not a multiple of the block, a
+ * zero-length sequence, windows smaller than a block, lengths not a multiple
+ * of PAGE, a shuffled block table, block lists with empty rows. */
 #include "harness.h"
 
 #define D 32 /* head dim of every case (the kernels' D=32) */
@@ -22,32 +23,53 @@ static uint16_t *rand_bf16(size_t n) {
     return b;
 }
 
-/* One query row against keys j0 .. j1-1 (row j of K at k + j * kstride):
+/* One query row of head dim hd (<= 128) against keys j0 .. j1-1 (row j of
+ * K at k + j * kstride), those with vis[j] set when vis is not NULL:
  * out = softmax(scale q.k) V, lse = ln sum exp(scale q.k) (in double).
  * No key: out 0, lse -inf. */
-static void ref_row(const float *q, const float *k, const float *v, size_t kstride, int j0, int j1, float scale,
-                    float *out, float *lse) {
-    double m = -INFINITY, l = 0, o[D] = {0};
+static void ref_row_vis(int hd, const float *q, const float *k, const float *v, size_t kstride, int j0, int j1,
+                        const unsigned char *vis, float scale, float *out, float *lse) {
+    double m = -INFINITY, l = 0, o[128] = {0};
     for (int j = j0; j < j1; j++) {
+        if (vis && !vis[j]) continue;
         double s = 0;
-        for (int d = 0; d < D; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
         m = fmax(m, s * scale);
     }
     for (int j = j0; j < j1; j++) {
+        if (vis && !vis[j]) continue;
         double s = 0;
-        for (int d = 0; d < D; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) s += (double)q[d] * k[(size_t)j * kstride + d];
         double p = exp(s * scale - m);
         l += p;
-        for (int d = 0; d < D; d++) o[d] += p * v[(size_t)j * kstride + d];
+        for (int d = 0; d < hd; d++) o[d] += p * v[(size_t)j * kstride + d];
     }
-    for (int d = 0; d < D; d++) out[d] = l > 0 ? (float)(o[d] / l) : 0.0f;
+    for (int d = 0; d < hd; d++) out[d] = l > 0 ? (float)(o[d] / l) : 0.0f;
     *lse = l > 0 ? (float)(m + log(l)) : -INFINITY;
+}
+
+static void ref_row(const float *q, const float *k, const float *v, size_t kstride, int j0, int j1, float scale,
+                    float *out, float *lse) {
+    ref_row_vis(D, q, k, v, kstride, j0, j1, NULL, scale, out, lse);
 }
 
 /* the keys query i of a sequence of `seq` sees */
 static void visible(int i, int seq, int causal, int window, int *j0, int *j1) {
     *j1 = causal ? i + 1 : seq;
     *j0 = window > 0 && i - window + 1 > 0 ? i - window + 1 : 0;
+}
+
+/* ref_row over every row of q [BH, S, hd] against k, v [BH / group, S, hd]
+ * (plain or causal attention): out [BH, S, hd], lse [BH, S] */
+static void ref_heads(int hd, const float *q, const float *k, const float *v, int BH, int S, int group, int causal,
+                      float scale, float *out, float *lse) {
+    for (int bh = 0; bh < BH; bh++)
+        for (int i = 0; i < S; i++) {
+            int j0, j1;
+            visible(i, S, causal, 0, &j0, &j1);
+            size_t kb = (size_t)(bh / group) * S * hd, qo = ((size_t)bh * S + i) * hd;
+            ref_row_vis(hd, q + qo, k + kb, v + kb, hd, j0, j1, NULL, scale, out + qo, lse + (size_t)bh * S + i);
+        }
 }
 
 /* attn_fwd, CAUSAL with WINDOW (0: plain causal), BM = BN = 16. skip: the
@@ -157,13 +179,7 @@ static void backward(int BH, int S, int causal, int group) {
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *dout = rand_bf16(n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv), *dof = bf16_floats(dout, n);
     float scale = 0.4f, *of = malloc(4 * n), *lse = malloc(4 * nr), *delta_want = malloc(4 * nr);
-    for (int bh = 0; bh < BH; bh++)
-        for (int i = 0; i < S; i++) {
-            int j0, j1;
-            visible(i, S, causal, 0, &j0, &j1);
-            size_t kb = (size_t)(bh / group) * S * D, qo = ((size_t)bh * S + i) * D;
-            ref_row(qf + qo, kf + kb, vf + kb, D, j0, j1, scale, of + qo, lse + (size_t)bh * S + i);
-        }
+    ref_heads(D, qf, kf, vf, BH, S, group, causal, scale, of, lse);
     uint16_t *o = h_to_bf16(of, n); /* the forward's output, as attn_fwd stores it */
     float *obf = bf16_floats(o, n);
     for (size_t r = 0; r < nr; r++) {
@@ -306,6 +322,129 @@ static void decode(int nb, const int *lens, int H, int group, int pages_per_spli
     free(lse_want); free(kg); free(vg); free(o_part); free(lse_part); free(lse);
 }
 
+/* attn_fwd_blocksparse: a random block list (each key block listed with
+ * probability 1/2, ascending; descending when desc) with every fourth query
+ * block's list empty and, when causal, query block 0 listing only the last
+ * key block (right of its diagonal): rows that see no key must get out 0 and
+ * lse -inf. Causal lists also hold blocks right of the diagonal; visited
+ * first (desc), they leave rows without a key before their visible blocks
+ * come. Outputs start as NaN, so a row the kernel does not write fails. */
+static void blocksparse(int BH, int S, int bm, int bn, int causal, int group, int desc) {
+    char gdef[32], mdef[32], ndef[32];
+    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
+    snprintf(mdef, sizeof mdef, "BM=%d", bm);
+    snprintf(ndef, sizeof ndef, "BN=%d", bn);
+    const char *defs[] = {"D=32", mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    int nqb = (int)h_cdiv(S, bm), nkb = (int)h_cdiv(S, bn);
+    int32_t *kv_ptr = malloc(4 * (size_t)(nqb + 1)), *kv_idx = malloc(4 * (size_t)nqb * nkb + 4);
+    kv_ptr[0] = 0;
+    for (int qb = 0; qb < nqb; qb++) {
+        int n = kv_ptr[qb];
+        for (int kk = 0; kk < nkb; kk++) {
+            int kb = desc ? nkb - 1 - kk : kk, on = h_u32() % 2;
+            if (qb % 4 == 1) on = 0;
+            if (causal && qb == 0) on = kb == nkb - 1 && kb * bn >= bm;
+            if (on) kv_idx[n++] = kb;
+        }
+        kv_ptr[qb + 1] = n;
+    }
+    size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
+    uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
+    float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
+    float scale = 0.5f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
+    for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
+    for (size_t i = 0; i < nr; i++) lse[i] = NAN;
+    unsigned char *vis = malloc((size_t)S);
+    for (int i = 0; i < S; i++) {
+        memset(vis, 0, (size_t)S);
+        int qb = i / bm;
+        for (int e = kv_ptr[qb]; e < kv_ptr[qb + 1]; e++)
+            for (int j = kv_idx[e] * bn; j < kv_idx[e] * bn + bn && j < S; j++) vis[j] = !causal || j <= i;
+        for (int bh = 0; bh < BH; bh++) {
+            size_t kb = (size_t)(bh / group) * S * D, qo = ((size_t)bh * S + i) * D;
+            ref_row_vis(D, qf + qo, kf + kb, vf + kb, D, 0, S, vis, scale, want + qo, lse_want + (size_t)bh * S + i);
+        }
+    }
+    blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_blocksparse", defs);
+    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
+                      BLK_PTR(lse, 4 * nr), BLK_PTR(kv_ptr, 4 * (size_t)(nqb + 1)),
+                      BLK_PTR(kv_idx, 4 * (size_t)nqb * nkb + 4), BLK_INT(S), BLK_FLOAT(scale)};
+    if (h_run(c, "attn_fwd_blocksparse", (unsigned)nqb, (unsigned)BH, 1, args, 9) == 0) {
+        char name[80];
+        snprintf(name, sizeof name, "attn_fwd_blocksparse%s seq %d BM %d BN %d group %d%s", causal ? " causal" : "",
+                 S, bm, bn, group, desc ? " descending" : "");
+        h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
+        h_close(name, lse, lse_want, nr, 1e-5f, 1e-5f);
+        /* the rows without a key: exactly 0 (h_close's atol would let 0.01 pass) */
+        size_t empty = 0, bad = 0;
+        for (size_t r = 0; r < nr; r++)
+            if (lse_want[r] == -INFINITY)
+                for (int d = 0; d < D; d++, empty++) bad += out[r * D + d] != 0 && out[r * D + d] != 0x8000;
+        if (bad || !empty) {
+            failures++;
+            fprintf(stderr, "FAIL: %s: %zu of %zu outputs of rows without a key are not 0\n", name, bad, empty);
+        }
+    }
+    blkc_free(c);
+    free(kv_ptr); free(kv_idx); free(q); free(k); free(v); free(out); free(qf); free(kf); free(vf); free(want);
+    free(lse); free(lse_want); free(vis);
+}
+
+/* x (n rows of hd) rotated by RoPE at position row % S, rounded to bf16 as
+ * rope_qk stores it: the halves x[:hd/2], x[hd/2:] with cos/sin tables [P, hd/2] */
+static float *rope_ref(int hd, const float *x, size_t n, int S, const float *cs, const float *sn) {
+    float *r = malloc(4 * n * hd);
+    for (size_t t = 0; t < n; t++) {
+        const float *c = cs + (t % (size_t)S) * (hd / 2), *s = sn + (t % (size_t)S) * (hd / 2), *xt = x + t * hd;
+        for (int i = 0; i < hd / 2; i++) {
+            float a = xt[i] * c[i], b = xt[i + hd / 2] * s[i], e = xt[i + hd / 2] * c[i], f = xt[i] * s[i];
+            r[t * hd + i] = h_round_bf16(a - b);
+            r[t * hd + i + hd / 2] = h_round_bf16(e + f);
+        }
+    }
+    return r;
+}
+
+/* attn_fwd_rope against rope (in C, rounded to bf16) then attention; the
+ * tables have more positions than the sequence (row stride hd/2, not seq) */
+static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int group) {
+    char ddef[32], gdef[32], mdef[32], ndef[32];
+    snprintf(ddef, sizeof ddef, "D=%d", hd);
+    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
+    snprintf(mdef, sizeof mdef, "BM=%d", bm);
+    snprintf(ndef, sizeof ndef, "BN=%d", bn);
+    const char *defs[] = {ddef, mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    int P = S + 5;
+    float *cs = malloc(4 * (size_t)P * (hd / 2)), *sn = malloc(4 * (size_t)P * (hd / 2));
+    for (int p = 0; p < P; p++)
+        for (int i = 0; i < hd / 2; i++) {
+            double ang = p * pow(10000.0, -2.0 * i / hd);
+            cs[p * (hd / 2) + i] = (float)cos(ang);
+            sn[p * (hd / 2) + i] = (float)sin(ang);
+        }
+    size_t n = (size_t)BH * S * hd, nkv = (size_t)(BH / group) * S * hd, nr = (size_t)BH * S;
+    uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
+    float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
+    float *qr = rope_ref(hd, qf, n / hd, S, cs, sn), *kr = rope_ref(hd, kf, nkv / hd, S, cs, sn);
+    float scale = 0.5f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
+    for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
+    ref_heads(hd, qr, kr, vf, BH, S, group, causal, scale, want, lse_want);
+    blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_rope", defs);
+    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
+                      BLK_PTR(lse, 4 * nr), BLK_PTR(cs, 4 * (size_t)P * (hd / 2)),
+                      BLK_PTR(sn, 4 * (size_t)P * (hd / 2)), BLK_INT(S), BLK_FLOAT(scale)};
+    if (h_run(c, "attn_fwd_rope", h_cdiv(S, bm), (unsigned)BH, 1, args, 9) == 0) {
+        char name[80];
+        snprintf(name, sizeof name, "attn_fwd_rope D %d%s seq %d BM %d BN %d group %d", hd,
+                 causal ? " causal" : "", S, bm, bn, group);
+        h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
+        h_close(name, lse, lse_want, nr, 1e-5f, 1e-5f);
+    }
+    blkc_free(c);
+    free(cs); free(sn); free(q); free(k); free(v); free(out); free(qf); free(kf); free(vf); free(qr); free(kr);
+    free(want); free(lse); free(lse_want);
+}
+
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(1234);
@@ -335,5 +474,16 @@ int main(int argc, char **argv) {
         int one[] = {100};
         decode(1, one, 8, 8, 2); /* multi-query */
     }
+    blocksparse(2, 70, 16, 16, 0, 1, 0);
+    blocksparse(2, 70, 16, 16, 1, 1, 0);
+    blocksparse(4, 75, 16, 32, 1, 2, 0); /* BM != BN: the diagonal block hides its second half from early rows */
+    blocksparse(1, 50, 32, 16, 0, 1, 0);
+    blocksparse(2, 70, 16, 16, 1, 1, 1);
+    rope_attn(32, 2, 45, 16, 16, 0, 1); /* D % 128 != 0: the halves joined into one dot */
+    rope_attn(32, 2, 45, 16, 16, 1, 1);
+    rope_attn(32, 4, 50, 32, 16, 1, 2); /* grouped-query */
+    rope_attn(32, 1, 1, 16, 16, 0, 1);
+    rope_attn(128, 2, 45, 16, 16, 0, 1); /* D = 128: two dots over the halves */
+    rope_attn(128, 4, 40, 32, 16, 1, 2);
     return test_finish("attn_family");
 }
