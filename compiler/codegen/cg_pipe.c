@@ -438,7 +438,7 @@ static void opaque_inits(cg_ctx *C, ir_inst *loop) {
     }
 }
 
-/* A ring read by several dots (pipeliner.c, b_operand_uses) is stored in
+/* A ring read by several dots (pipeliner.c, shared_operand_uses) is stored in
  * wgmma's form when any of them takes wgmma: ldmatrix reads either form. */
 static bool read_by_wgmma(cg_ctx *C, ir_inst *loop, ir_value *v, wg_plan *wp) {
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {

@@ -129,23 +129,32 @@ static bool counts_up(const ir_inst *loop) {
 }
 
 /* Is every use of the load src a dot of the loop's body reading it as its
- * b operand, directly or through a trans used once? Then one ring serves
- * them all: each reads the same stored tile, the transposed reader with its
- * other dim contiguous (codegen's resident_tile), and b tiles are never
- * row-permuted. Attention's backward reads its tiles so: q in S = K Qᵀ and
- * in dK = dSᵀ Q, dO in dP = V dOᵀ and in dV = Pᵀ dO. */
-static bool b_operand_uses(pl_ctx *P, const ir_inst *loop, const ir_value *src) {
+ * b operand, directly or through a trans used once — or every use its a
+ * operand, directly, in dots whose accumulators share one layout? Then one
+ * ring serves them all: each reads the same stored tile, a transposed
+ * reader with its other dim contiguous (codegen's resident_tile); b tiles
+ * are never row-permuted, and an a tile's row order follows its dot's
+ * accumulator layout (wgmma), the same for all. Attention's backward reads
+ * q and dO as b twice (Sᵀ = K Qᵀ and dK = dSᵀ Q, dPᵀ = V dOᵀ and
+ * dV = Pᵀ dO); qkv_proj reads x as a in the two halves of its head. */
+static bool shared_operand_uses(pl_ctx *P, const ir_inst *loop, const ir_value *src, const lay_table *lt) {
     if (P->uses[src->id] == 1) return true;
-    int n = 0;
+    int nb = 0, na = 0;
+    const lay_layout *acc = NULL;
     for (const ir_inst *i = loop->regions[0]->first; i; i = i->next) {
         if (i->op != IR_DOT) continue;
         const ir_value *b = i->operands[1];
-        if (b == src) n++;
+        if (b == src) nb++;
         else if (b->def && b->def->op == IR_PERMUTE && b->def->operands[0] == src && b->def->parent == loop->regions[0] &&
                  P->uses[b->id] == 1)
-            n++;
+            nb++;
+        if (i->operands[0] == src) {
+            const lay_layout *l = lay_get(lt, i->results[0]);
+            if (!l || (acc && !lay_eq(acc, l))) return false;
+            acc = l, na++;
+        }
     }
-    return n == P->uses[src->id];
+    return (nb == P->uses[src->id] && !na) || (na == P->uses[src->id] && !nb);
 }
 
 static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, const lay_table *lt, ir_value *v, ir_value *src,
@@ -156,7 +165,7 @@ static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, cons
     const vec_access *acc = vec_get(P->vt, ld);
     if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
     if (!counts_up(loop)) { set_why(P, v, "the loop's step is not a positive constant"); return; }
-    if (!b_operand_uses(P, loop, src)) { set_why(P, v, "the load has other uses"); return; }
+    if (!shared_operand_uses(P, loop, src, lt)) { set_why(P, v, "the load has other uses"); return; }
     if (t != DT_F16 && t != DT_BF16 && t != DT_I8) { set_why(P, v, "f32 and f8 operands are converted in registers"); return; }
     if ((blk_dtype)ld->operands[0]->type.pointee != t) { set_why(P, v, "the descriptor's element type is converted"); return; }
     if (rank != 2 || ld->num_operands != 1 + 3 * rank) { set_why(P, v, "not a 2-d descriptor load"); return; }
@@ -209,7 +218,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         const vec_access *acc = vec_get(P->vt, ld);
         if (stages < 2) { set_why(P, v, "num_stages is 1"); return; }
         if (!counts_up(loop)) { set_why(P, v, "the loop's step is not a positive constant"); return; }
-        if (!b_operand_uses(P, loop, src)) { set_why(P, v, "the load has other uses"); return; }
+        if (!shared_operand_uses(P, loop, src, lt)) { set_why(P, v, "the load has other uses"); return; }
         const char *f8why;
         bool raw = pl_f8_wgmma(lt, d, &f8why); /* f8 stays bytes: cp.async copies it as it is */
         if (t == DT_F32) { set_why(P, v, "f32 operands are rounded to tf32 in registers"); return; }
