@@ -493,6 +493,36 @@ def specs(small=False):
         return s
     out.append(bwd_dq_spec())
 
+    def linattn_spec(causal):
+        Bz, H, N, D = (1, 2, 256, 64) if small else (4, 32, 4096, 64)
+        shape = (Bz, H, N, D)
+
+        def feature(T, x):  # elu(x) + 1, linear_attn's feature map
+            return T.nn.functional.elu(x) + 1.0
+
+        def compute(T, q, k, v):
+            fq, fk = feature(T, q), feature(T, k)
+            if causal:  # the quadratic masked form: what an eager model writes for a causal prefix
+                a = (fq @ fk.transpose(-1, -2)).tril()
+                return (a @ v) / a.sum(-1, keepdim=True)
+            kv, z = fk.transpose(-1, -2) @ v, fk.sum(-2, keepdim=True)
+            return (fq @ kv) / (fq * z).sum(-1, keepdim=True)
+        key = "linear_attn" + ("_causal" if causal else "")
+        return Spec(
+            key, "linear attention bf16%s" % (" causal" if causal else ""), "B%d H%d N%d D%d" % shape, "bf16",
+            4 * Bz * H * N * D * 2,
+            {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
+             "o": (shape, "bf16", "out")}, ["o"],
+            [(key, "linear_attn", ["out", "q", "k", "v", "seq"])],
+            lambda t: (t.o, t.q, t.k, t.v, N), lambda c: (Bz * H,),
+            ref=lambda T, t: {"o": compute(T, t.q.float(), t.k.float(), t.v.float())},
+            torch_fn=lambda T, t: (lambda: compute(T, t.q, t.k, t.v)),
+            note="stdlib attn_variants.blk linear_attn (feature map elu + 1, the K^T V state in registers, one "
+                 "program per head); torch: the same in eager bf16 (%s)" %
+                 ("the causal prefix as the masked quadratic form" if causal else "K^T V, then Q (K^T V)"))
+    out.append(linattn_spec(False))
+    out.append(linattn_spec(True))
+
     def decode_spec():
         Bz, H, G, D, PAGE, L, NS = (2, 8, 4, 128, 16, 256, 4) if small else (8, 32, 4, 128, 16, 4096, 8)
         KH, MB = H // G, cdiv(L, PAGE)
