@@ -563,10 +563,19 @@ def specs(small=False):
             lambda c: (NS, Bz * H),
             post=[("attn_decode_combine", "attn_decode_combine", ["out", "lse", "o_part", "lse_part", "num_splits"],
                    lambda t: (t.out, t.lse, t.o_part, t.lse_part, NS), lambda c: (Bz * H,))],
-            ref=ref, torch_fn=torch_fn, extra=[("torch gather + sdpa", gather_sdpa)],
+            ref=ref,
+            triton=lambda T, P, t, nsm: [
+                ("BN=%d w%d s%d" % (bn, nw, ns),
+                 (lambda bn=bn, nw=nw, ns=ns: lambda: P.decode_paged_k[(Bz * H,)](
+                     t.q, t.kc, t.vc, t.table, t.lens, t.out, scale, H, MB, D=D, PAGE=PAGE, GROUP=G, BN=bn,
+                     num_warps=nw, num_stages=ns))())
+                for bn, nw, ns in [(PAGE, 4, 2), (4 * PAGE, 4, 3), (8 * PAGE, 8, 3)]],
+            torch_fn=torch_fn, extra=[("torch gather + sdpa", gather_sdpa)],
             note="stdlib fused_attn.blk attn_decode_paged (PAGE=%d, GROUP=%d, %d splits) + attn_decode_combine; "
-                 "shuffled block table; torch: SDPA on the cache gathered beforehand (gather untimed; "
-                 "gather + SDPA in extra); GB/s: the K/V cache read once" % (PAGE, G, NS))
+                 "shuffled block table; Triton: a single-pass paged decode kernel (one program per batch·head, "
+                 "BN keys per step through the block table, no split), 3 configs; torch: SDPA on the cache "
+                 "gathered beforehand (gather untimed; gather + SDPA in extra); GB/s: the K/V cache read once"
+                 % (PAGE, G, NS))
     out.append(decode_spec())
 
     # block-sparse attention: a local + strided pattern of G x G blocks shared by every head (each
@@ -1018,6 +1027,19 @@ def mm_family_specs(small):
     def grouped_loop(T, t):
         o = t.offsets.tolist()  # host copy outside the timed loop
         return lambda: [T.matmul(t.xs[o[e]:o[e + 1]], t.w[e].t(), out=t.out[o[e]:o[e + 1]]) for e in range(E)]
+
+    def grouped_triton(T, P, t, nsm):
+        o = t.offsets.tolist()  # the row-tile table, built on the host outside the timed loop
+
+        def cfg(bm, bn, bk, nw, ns):
+            tiles = [(e, m0, o[e + 1]) for e in range(E) for m0 in range(o[e], o[e + 1], bm)]
+            te, tm, tend = (T.tensor([x[i] for x in tiles], device=DEVICE, dtype=T.int32) for i in range(3))
+            nt = len(tiles)
+            return ("BM=%d BN=%d BK=%d w%d s%d" % (bm, bn, bk, nw, ns),
+                    lambda: P.grouped_mm_k[(nt * cdiv(GN, bn),)](
+                        t.xs, t.w, t.out, te, tm, tend, nt, GN, GK, BM=bm, BN=bn, BK=bk, G=8,
+                        num_warps=nw, num_stages=ns))
+        return [cfg(*c) for c in [(128, 256, 64, 8, 3), (128, 128, 64, 8, 4), (128, 128, 64, 4, 4)]]
     out.append(Spec(
         "moe_grouped_gemm", "MoE grouped GEMM bf16", "R%d E%d N%d K%d" % (R, E, GN, GK), "bf16",
         2 * (R * GK + E * GN * GK + R * GN),
@@ -1025,10 +1047,13 @@ def mm_family_specs(small):
          "offsets": ((E + 1,), "i32", offsets_init), "out": ((R, GN), "bf16", "out")}, ["out"],
         [("moe_grouped_gemm", "moe_grouped_gemm", ["out", "xs", "w", "offsets", "N", "K", "n_experts"])],
         lambda t: (t.out, t.xs, t.w, t.offsets, GN, GK, E), lambda c: (cdiv(R, c["BM"]) + E, cdiv(GN, c["BN"])),
-        ref=grouped_ref, torch_fn=grouped_torch, extra=[("torch loop of matmul", grouped_loop)],
+        ref=grouped_ref, triton=grouped_triton, torch_fn=grouped_torch,
+        extra=[("torch loop of matmul", grouped_loop)],
         flops=2 * R * GN * GK,
-        note="stdlib moe.blk moe_grouped_gemm (one launch, tiles found from the offsets); torch: _grouped_mm where "
-             "this torch has it, else a loop of matmul over the experts (also in extra)"))
+        note="stdlib moe.blk moe_grouped_gemm (one launch, tiles found from the offsets); Triton: a grouped GEMM "
+             "in the tutorial matmul's form (one launch over a row-tile table built on the host from the "
+             "offsets, untimed), 3 configs; torch: _grouped_mm where this torch has it, else a loop of matmul "
+             "over the experts (also in extra)"))
     return out
 
 

@@ -4,8 +4,8 @@ add_k, silu_fma_k, softmax_k, ln_k, mm_k (the tutorial matmul with its
 autotune configs) and attn_k (FA2-style attention) are copied verbatim from
 ../shared/bench/peers.py (the project's shared peer script, which runs its
 benchmarks at import time and so cannot be imported); BENCH.md asks for
-exactly these peers. rmsnorm_k, denoise_k, rope_k and attn_bsparse_k cover
-workloads peers.py lacks, written in the same style (marked "added" below).
+exactly these peers. rmsnorm_k, denoise_k, rope_k, attn_bsparse_k,
+decode_paged_k and grouped_mm_k cover workloads peers.py lacks, written in the same style (marked "added" below).
 
 Imported only on the GPU machine (needs triton)."""
 import triton
@@ -118,6 +118,61 @@ def attn_bsparse_k(Q, K, V, O, KV_PTR, KV_IDX, sm_scale, N_CTX, D: tl.constexpr,
         m_i = m_new
     tl.store(O + base + om[:, None] * D + od[None, :], (acc / l_i[:, None]).to(tl.bfloat16))
 
+
+
+@triton.jit
+def decode_paged_k(Q, KC, VC, TABLE, LENS, O, sm_scale, H, MAX_BLOCKS, D: tl.constexpr, PAGE: tl.constexpr,
+                   GROUP: tl.constexpr, BN: tl.constexpr):
+    # added: stdlib/fused_attn.blk attn_decode_paged in one pass (no split-K, no combine) — one program per
+    # batch*query head walks its sequence's keys BN at a time (BN // PAGE pages through the block table
+    # TABLE[b * MAX_BLOCKS + page]); q, O [B, H, D] bf16; caches [blocks, PAGE, H / GROUP, D] bf16, query
+    # head h reads K/V head h // GROUP; online softmax in f32; grid (B * H,)
+    bh = tl.program_id(0); b = bh // H; kvh = (bh % H) // GROUP
+    KH = H // GROUP
+    n = tl.load(LENS + b)
+    od = tl.arange(0, D); on = tl.arange(0, BN)
+    q = tl.load(Q + bh.to(tl.int64) * D + od).to(tl.float32)
+    m_i = -float("inf"); l_i = 0.0
+    acc = tl.zeros((D,), tl.float32)
+    qk_scale = sm_scale * 1.44269504
+    for s in range(0, n, BN):
+        pos = s + on; valid = pos < n
+        page = tl.load(TABLE + b * MAX_BLOCKS + pos // PAGE, mask=valid, other=0)
+        rows = (page.to(tl.int64) * PAGE + pos % PAGE) * KH + kvh
+        k = tl.load(KC + rows[:, None] * D + od[None, :], mask=valid[:, None], other=0.).to(tl.float32)
+        qk = tl.where(valid, tl.sum(k * q[None, :], 1) * qk_scale, -float("inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, 0))  # finite: every step holds a key < n
+        p = tl.math.exp2(qk - m_new)
+        alpha = tl.math.exp2(m_i - m_new)
+        l_i = l_i * alpha + tl.sum(p, 0)
+        v = tl.load(VC + rows[:, None] * D + od[None, :], mask=valid[:, None], other=0.).to(tl.float32)
+        acc = acc * alpha + tl.sum(p[:, None] * v, 0)
+        m_i = m_new
+    tl.store(O + bh.to(tl.int64) * D + od, (acc / l_i).to(tl.bfloat16))
+
+
+@triton.jit
+def grouped_mm_k(X, W, O, TILE_E, TILE_M, TILE_END, NT, N, K, BM: tl.constexpr, BN: tl.constexpr,
+                 BK: tl.constexpr, G: tl.constexpr):
+    # added: stdlib/moe.blk moe_grouped_gemm in mm_k's form — O[r] = X[r] @ W[e]^T for the rows r of expert e
+    # (X [R, K] sorted by expert, W [E, N, K], O [R, N] bf16, f32 accumulation); one launch over the NT row
+    # tiles of a host-built table (tile i: expert TILE_E[i], rows TILE_M[i] .. min(TILE_M[i] + BM, TILE_END[i])
+    # - 1) times the N tiles, in the tutorial's grouped order; K a multiple of BK; grid (NT * cdiv(N, BN),)
+    pid = tl.program_id(0)
+    npm = NT; npn = tl.cdiv(N, BN)
+    gid = pid // (G * npn); fm = gid * G; gs = min(npm - fm, G)
+    pm = fm + (pid % (G * npn)) % gs; pn = (pid % (G * npn)) // gs
+    e = tl.load(TILE_E + pm); m0 = tl.load(TILE_M + pm); m1 = tl.load(TILE_END + pm)
+    om = tl.minimum(m0 + tl.arange(0, BM), m1 - 1).to(tl.int64)  # rows past the expert's end re-read its last
+    on = (pn * BN + tl.arange(0, BN)) % N; ok = tl.arange(0, BK)
+    ap = X + om[:, None] * K + ok[None, :]
+    bp = W + e.to(tl.int64) * N * K + on[None, :] * K + ok[:, None]  # [BK, BN]: W[e]^T
+    acc = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, tl.cdiv(K, BK)):
+        acc = tl.dot(tl.load(ap), tl.load(bp), acc)
+        ap += BK; bp += BK
+    cm = m0 + tl.arange(0, BM); cn = pn * BN + tl.arange(0, BN)
+    tl.store(O + cm.to(tl.int64)[:, None] * N + cn[None, :], acc.to(tl.bfloat16), mask=(cm[:, None] < m1) & (cn[None, :] < N))
 
 # ---------------------------------------------------------------- verbatim from peers.py: matmul, attention
 @triton.autotune(configs=[
