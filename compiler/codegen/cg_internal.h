@@ -241,6 +241,8 @@ void cg_pipe_results(cg_ctx *C, ir_inst *loop);
 bool cg_pipe_inst(cg_ctx *C, ir_inst *in);
 /* cg_dot.c, for cg_tma.c: the dot of loop's body reading v (directly or
  * through trans) and which operand it is; whether a dot takes wgmma. */
+/* whether dot operand o is v or trans(v) */
+bool cg_operand_reads(const ir_value *o, const ir_value *v);
 ir_inst *cg_dot_reading(ir_inst *loop, ir_value *v, int *role);
 bool cg_dot_takes_wgmma(cg_ctx *C, ir_inst *dot);
 int cg_dot_a_perm(cg_ctx *C, ir_inst *dot); /* a's rows permuted for num_warps warps (0: not) */
