@@ -11,7 +11,8 @@
  *
  * permute of a blocked layout is free when the result's layout is the
  * permuted one (the registers are merely renamed); the other shape ops
- * always go through memory. (No bank-conflict padding or swizzling yet.)
+ * always go through memory (lower_gather: one element at a time;
+ * cg_convert: vectors, below). No bank-conflict padding or swizzling.
  */
 #include <string.h>
 
@@ -46,17 +47,90 @@ static void write_all(cg_ctx *C, LLVMValueRef base, cg_val x, ir_type t, int64_t
                    (blk_dtype)t.dtype, x.v[i]);
 }
 
+/* ---- cg_convert: vector accesses ----
+ *
+ * A thread's registers that hold consecutive elements of the last dim (a
+ * run inside one spt group: coord = base + ... + k % spt, base a multiple
+ * of spt) are written and read as one vector of up to 16 bytes: the mma
+ * accumulator's pairs as 4 bytes, a coalesced store layout's 8 bf16 as 16
+ * (sm_80 attention's epilogue: 96 st.shared.b16 and 120 ld.shared.u16 per
+ * thread became 4-byte stores and 16-byte loads). Not padded: padding the
+ * rows (the accumulator layout writes 8 rows of 4 lanes at once, all in
+ * the same banks when rows are 128-byte multiples) changed LLVM's block
+ * placement around attention's loop so that ptxas serialized its wgmmas
+ * (C7515, the ptx tests), for at most ~2% of the epilogue. */
+
+/* the widest run (elements, a power of two) of consecutive last-dim
+ * elements in one thread's registers, aligned, at most 16 bytes */
+static int run_width(const cg_lay_info *li, int eb) {
+    int d = li->rank - 1, p = li->f.dims[d];
+    int v = 1;
+    while (v * 2 * eb <= 16 && li->f.spt[p] % (v * 2) == 0 && li->shape[d] % (v * 2) == 0 && li->n[d] % (v * 2) == 0) v *= 2;
+    return v;
+}
+
+/* whether register r starts its group of v (its last-dim index a
+ * multiple of v), and the group's j-th register */
+static bool group_first(const cg_lay_info *li, int r, int v) {
+    int k[IR_MAX_RANK];
+    cg_reg_index(li, r, k);
+    return k[li->rank - 1] % v == 0;
+}
+
+static int group_reg(const cg_lay_info *li, int r, int j) {
+    int k[IR_MAX_RANK];
+    cg_reg_index(li, r, k);
+    k[li->rank - 1] += j;
+    return cg_reg_of(li, k);
+}
+
 cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout *to) {
+    LLVMBuilderRef b = C->b;
     blk_dtype dt = (blk_dtype)t.dtype;
-    int64_t bytes = ir_numel(t) * elem_bytes(dt);
-    LLVMValueRef base = cg_smem(C, loc, bytes);
+    int eb = elem_bytes(dt);
+    if (dt == DT_BOOL || t.rank == 0) { /* i1 in registers, i8 in memory: one at a time */
+        int64_t bytes = ir_numel(t) * eb;
+        LLVMValueRef base = cg_smem(C, loc, bytes);
+        cg_barrier(C);
+        write_all(C, base, x, t, 0);
+        cg_barrier(C);
+        cg_lay_info li;
+        cg_lay_info_get(C, to, t.rank, t.shape, &li);
+        cg_val r = cg_new_val(C, li.nregs, to);
+        for (int i = 0; i < li.nregs; i++) r.v[i] = smem_load(C, base, cg_reg_linear(C, &li, i), dt);
+        return r;
+    }
+    LLVMValueRef base = cg_smem_aligned(C, loc, ir_numel(t) * eb, 16);
+    LLVMTypeRef et = cg_mem_type(C, dt);
     cg_barrier(C);
-    write_all(C, base, x, t, 0);
+    cg_lay_info wi;
+    cg_lay_info_get(C, x.lay, t.rank, t.shape, &wi);
+    int wv = x.n >= wi.nregs ? run_width(&wi, eb) : 1;
+    for (int i = 0; i < wi.nregs && i < x.n; i++) {
+        if (!group_first(&wi, i, wv)) continue;
+        LLVMValueRef at = smem_addr(C, base, cg_reg_linear(C, &wi, i), dt), v;
+        if (wv == 1) v = x.v[i];
+        else {
+            v = LLVMGetUndef(LLVMVectorType(et, (unsigned)wv));
+            for (int j = 0; j < wv; j++) v = LLVMBuildInsertElement(b, v, x.v[group_reg(&wi, i, j)], cg_const_i32(C, j), "");
+        }
+        LLVMSetAlignment(LLVMBuildStore(b, v, at), (unsigned)(wv * eb));
+    }
     cg_barrier(C);
     cg_lay_info li;
     cg_lay_info_get(C, to, t.rank, t.shape, &li);
+    int rv = run_width(&li, eb);
     cg_val r = cg_new_val(C, li.nregs, to);
-    for (int i = 0; i < li.nregs; i++) r.v[i] = smem_load(C, base, cg_reg_linear(C, &li, i), dt);
+    for (int i = 0; i < li.nregs; i++) {
+        if (!group_first(&li, i, rv)) continue;
+        LLVMValueRef at = smem_addr(C, base, cg_reg_linear(C, &li, i), dt);
+        LLVMTypeRef ty = rv == 1 ? et : LLVMVectorType(et, (unsigned)rv);
+        LLVMValueRef v = LLVMBuildLoad2(b, ty, at, "");
+        LLVMSetAlignment(v, (unsigned)(rv * eb));
+        if (rv == 1) r.v[i] = v;
+        else
+            for (int j = 0; j < rv; j++) r.v[group_reg(&li, i, j)] = LLVMBuildExtractElement(b, v, cg_const_i32(C, j), "");
+    }
     return r;
 }
 
