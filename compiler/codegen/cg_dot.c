@@ -676,6 +676,7 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
     else load_frags(C, &F, &addrs, 0, &cur);
     for (int s = 0; s < steps; s++) {
         if (s + 1 < steps) load_frags(C, &F, &addrs, s + 1, &nxt);
+        if (pf) cg_pipe_spread(C, pf, s, steps);
         if (pf && s == steps - 1) {
             /* every fragment of this iteration is loaded: wait for the next
              * tiles, then load its first k step under this step's mma */

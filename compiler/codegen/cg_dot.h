@@ -55,7 +55,15 @@ bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out);
 typedef struct cg_mma_pf {
     ir_inst *loop, *dot;
     LLVMValueRef a[16][4], b[64][2]; /* i32 allocas in the entry block */
+    /* this iteration's copies for a later one, issued across the dot's k
+     * steps (cg_pipe_spread): its induction variable, slot, whether it
+     * exists (NULL: none pending), how many are issued */
+    LLVMValueRef copy_iv, copy_slot, copy_go;
+    int copy_done;
 } cg_mma_pf;
+/* issue k step s's share of the pending copies (all of them, then the
+ * commit, at the last step) */
+void cg_pipe_spread(cg_ctx *C, cg_mma_pf *pf, int s, int steps);
 /* cg_pipe_mma_next: wait for the next iteration's tiles and point the
  * loop's rings at its slot (restore: the slot to put back, returned) */
 LLVMValueRef cg_pipe_mma_next(cg_ctx *C, ir_inst *loop);

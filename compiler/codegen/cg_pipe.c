@@ -169,7 +169,7 @@ static void async_wait(cg_ctx *C, int n) {
  * masked off outside 0 <= offset_d + coord_d < dim_d (cg_memory.c's
  * lower_desc; vectorize proved a group wholly in or out). */
 static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64,
-                         LLVMValueRef slot, LLVMValueRef go) {
+                         LLVMValueRef slot, LLVMValueRef go, int from, int to) {
     LLVMBuilderRef b = C->b;
     ir_value *r = ld->results[0];
     const vec_access *acc = vec_get(C->vt, ld);
@@ -197,10 +197,14 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
     sm_tile t = rt->t;
     t.base = sbase;
     char text[160];
-    snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $3, 0; @p cp.async.%s.shared.global [$0], [$1], %d, $2; }",
+    /* a masked group: ignore-src (zeros, no global access) from the mask's
+     * predicate, not a src-size of 0 selected per group — the selects of
+     * sizes cost a SEL chain per copy in SASS */
+    snprintf(text, sizeof text,
+             "{ .reg .pred p, z; setp.ne.b32 p, $3, 0; setp.eq.b32 z, $2, 0; @p cp.async.%s.shared.global [$0], [$1], %d, z; }",
              bytes == 16 ? "cg" : "ca", bytes);
     LLVMValueRef zero64 = LLVMConstInt(C->i64, 0, 0);
-    for (int i = 0; i < li.nregs; i += vec) {
+    for (int i = from * vec; i < li.nregs && i < to * vec; i += vec) {
         LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - cv);
         LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, cv));
         LLVMValueRef on = go, src;
@@ -217,7 +221,7 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
             if (mv.set) on = LLVMBuildAnd(b, on, mv.v[mv.n == li.nregs ? i : 0], "");
             src = pv.v[pv.n == li.nregs ? i : 0];
         }
-        LLVMValueRef size = LLVMBuildSelect(b, on, cg_const_i32(C, bytes), cg_const_i32(C, 0), "");
+        LLVMValueRef size = LLVMBuildZExt(b, on, C->i32, "");
         LLVMValueRef own = LLVMBuildZExt(b, cg_reg_canonical(C, &li, i), C->i32, "");
         LLVMValueRef args[4] = {tile_addr32(C, &t, off), src, size, own};
         cg_inline_asm(C, C->vd, text, "r,l,r,r,~{memory}", args, 4, true);
@@ -395,9 +399,49 @@ static void fill_slot(cg_ctx *C, ir_inst *loop, ir_inst **rings, int nr, LLVMVal
     }
     for (int r = 0; r < nr; r++) {
         struct cg_tile *rt = tile_of(C, rings[r]->results[0]);
-        if (!rt->tma) issue_copies(C, loop, rt, rings[r], iv64, slot, go);
+        if (!rt->tma) issue_copies(C, loop, rt, rings[r], iv64, slot, go, 0, INT_MAX / 16);
     }
     if (ncp) async_commit(C);
+}
+
+/* The number of cp.async a ring load's copies take (one per register group). */
+static int copy_count(cg_ctx *C, ir_inst *ld) {
+    const vec_access *acc = vec_get(C->vt, ld);
+    cg_lay_info li;
+    cg_lay_info_get(C, acc->lay, 2, ld->results[0]->type.shape, &li);
+    return (li.nregs + acc->vec - 1) / acc->vec;
+}
+
+/* A prefetching loop's copies for iteration i + P are spread over its dot's
+ * k steps (CUTLASS's multistage mainloop does the same): issued all at the
+ * top, the copies and their address and mask arithmetic (~100 SASS
+ * instructions for matmul's 12 cp.async) left the tensor cores idle in one
+ * stretch, and the barrier lines up every warp of a scheduler in that
+ * stretch. cg_pipe_top records the iteration (pf->copy_*); lower_mma
+ * issues a share after each k step's fragment loads (cg_pipe_spread), the
+ * last share and the commit before the wait of cg_pipe_mma_next.
+ * BLK_NO_COPY_SPREAD=1 issues them at the top (A/B runs). */
+void cg_pipe_spread(cg_ctx *C, cg_mma_pf *pf, int s, int steps) {
+    if (!pf->copy_go) return;
+    ir_inst *rings[16];
+    int nr = loop_rings(C, pf->loop, rings, 16), total = 0;
+    for (int r = 0; r < nr; r++) total += copy_count(C, rings[r]);
+    int left = total - pf->copy_done;
+    int n = s >= steps - 1 ? left : (left + (steps - 1 - s) - 1) / (steps - 1 - s);
+    int upto = pf->copy_done + n, at = 0;
+    for (int r = 0; r < nr; r++) {
+        int c = copy_count(C, rings[r]);
+        int from = pf->copy_done - at, to = upto - at;
+        if (from < c && to > 0)
+            issue_copies(C, pf->loop, tile_of(C, rings[r]->results[0]), rings[r], pf->copy_iv, pf->copy_slot, pf->copy_go,
+                         from > 0 ? from : 0, to < c ? to : c);
+        at += c;
+    }
+    pf->copy_done = upto;
+    if (s >= steps - 1) {
+        async_commit(C);
+        pf->copy_go = NULL;
+    }
 }
 
 void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on) {
@@ -664,6 +708,17 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
     LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
     LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    /* a 32-bit induction variable and a constant positive step: the
+     * iteration number in 32-bit unsigned arithmetic (iv >= lb, so iv - lb
+     * is exact modulo 2^32), a shift and a 32-bit remainder instead of
+     * 64-bit division (matmul: 15 SASS instructions per iteration) */
+    blk_dtype ivt = (blk_dtype)loop->regions[0]->args.data[0]->type.dtype;
+    if (dtype_bits(ivt) <= 32 && LLVMIsAConstantInt(t0->step) && LLVMConstIntGetSExtValue(t0->step) > 0 &&
+        LLVMConstIntGetSExtValue(t0->step) <= INT_MAX) {
+        LLVMValueRef d = LLVMBuildSub(b, LLVMBuildTrunc(b, iv, C->i32, ""), LLVMBuildTrunc(b, t0->lb, C->i32, ""), "");
+        LLVMValueRef it32 = LLVMBuildUDiv(b, d, LLVMBuildTrunc(b, t0->step, C->i32, ""), "");
+        slot = LLVMBuildURem(b, it32, cg_const_i32(C, S), "");
+    }
     if (loop == C->ws_loop) {
         /* lane 0 of each warp releases iteration it - L, whose wgmma groups
          * are complete (cg_ws.c), then every thread waits for its tiles */
@@ -712,6 +767,11 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
     LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
     LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
+    cg_mma_pf *pf = C->mma_pf && C->mma_pf->loop == loop ? C->mma_pf : NULL;
+    if (pf && !getenv("BLK_NO_COPY_SPREAD")) { /* issued by the dot: cg_pipe_spread */
+        pf->copy_iv = ivn, pf->copy_slot = pslot, pf->copy_go = go, pf->copy_done = 0;
+        return;
+    }
     fill_slot(C, loop, rings, nr, ivn, pslot, go);
 }
 
