@@ -362,7 +362,7 @@ static bool parse_tmap_expr(parser *P, slice v, const rt_meta_kernel *k, const c
             slice f = next_part(&rest, '*');
             e->f[i].plus = t > 0 && j == 0;
             if (f.n > 0 && is_digit(f.s[0])) {
-                /* a decimal: small enough that products of 4 are checked at launch without surprises */
+                /* a decimal, at most 2^40 (sums and products are overflow-checked at launch) */
                 int64_t x = 0;
                 for (size_t c = 0; c < f.n; c++) {
                     if (!is_digit(f.s[c]) || x > (INT64_C(1) << 40))
