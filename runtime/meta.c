@@ -8,7 +8,8 @@
  *   spec    := item ("," item)*             item  := [name ":"] ("d16" | "eq1" | "-")
  *   nospec  := name ("," name)*             parameters no variant may assume anything of
  *   tmaps   := "" | map (";" map)*          map := arg ":" dims ":" strides ":" box ":" swizzle
- *   dims, strides := "" | expr ("," expr)*  expr := factor ("*" factor)*  factor := decimal | int param
+ *   dims, strides := "" | expr ("," expr)*  expr := term ("+" term)*  term := factor ("*" factor)*
+ *                                           factor := decimal | int param
  *   box     := int ("," int)*               swizzle := 0 | 32 | 64 | 128
  *
  * Fields are separated by spaces; in the accepted "*const T" spelling the one
@@ -344,43 +345,50 @@ static bool parse_spec(parser *P, slice v, const rt_meta_kernel *k, rt_meta_vari
     return true;
 }
 
-/* One factor product of a tmaps dim or stride: "K", "M*H", "64". */
+/* One tmaps dim or stride, a sum of products: "K", "M*H", "64", "H*128+G*256". */
 static bool parse_tmap_expr(parser *P, slice v, const rt_meta_kernel *k, const char *arg, rt_tmap_expr *e) {
-    int n = count_char(v, '*') + 1;
+    int terms = count_char(v, '+') + 1, n = count_char(v, '*') + terms;
+    if (terms > RT_TMAP_MAX_TERMS)
+        FAIL(P, "blk-meta line %d: tmaps: '%.*s' in the map of '%s' has %d terms (at most %d)", P->line, (int)v.n, v.s,
+             arg, terms, RT_TMAP_MAX_TERMS);
     if (n > RT_TMAP_MAX_FACTORS)
         FAIL(P, "blk-meta line %d: tmaps: '%.*s' in the map of '%s' has %d factors (at most %d)", P->line, (int)v.n,
              v.s, arg, n, RT_TMAP_MAX_FACTORS);
-    slice rest = v;
+    slice sum = v;
     e->nfactors = n;
-    for (int i = 0; i < n; i++) {
-        slice f = next_part(&rest, '*');
-        if (f.n > 0 && is_digit(f.s[0])) {
-            /* a decimal: small enough that products of 4 are checked at launch without surprises */
-            int64_t x = 0;
-            for (size_t j = 0; j < f.n; j++) {
-                if (!is_digit(f.s[j]) || x > (INT64_C(1) << 40))
+    for (int i = 0, t = 0; t < terms; t++) {
+        slice rest = next_part(&sum, '+');
+        for (int nt = count_char(rest, '*') + 1, j = 0; j < nt; j++, i++) {
+            slice f = next_part(&rest, '*');
+            e->f[i].plus = t > 0 && j == 0;
+            if (f.n > 0 && is_digit(f.s[0])) {
+                /* a decimal, at most 2^40 (sums and products are overflow-checked at launch) */
+                int64_t x = 0;
+                for (size_t c = 0; c < f.n; c++) {
+                    if (!is_digit(f.s[c]) || x > (INT64_C(1) << 40))
+                        FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or "
+                             "an integer parameter)", P->line, (int)f.n, f.s, arg);
+                    x = x * 10 + (f.s[c] - '0');
+                }
+                if (x < 1 || x > (INT64_C(1) << 40))
                     FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an "
                          "integer parameter)", P->line, (int)f.n, f.s, arg);
-                x = x * 10 + (f.s[j] - '0');
+                e->f[i].param = -1;
+                e->f[i].value = x;
+                continue;
             }
-            if (x < 1 || x > (INT64_C(1) << 40))
+            if (!valid_name(f, false))
                 FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an "
                      "integer parameter)", P->line, (int)f.n, f.s, arg);
-            e->f[i].param = -1;
-            e->f[i].value = x;
-            continue;
+            int p = 0;
+            while (p < k->nparams && !slice_eq(f, k->params[p].name)) p++;
+            if (p == k->nparams) FAIL(P, "blk-meta line %d: tmaps: unknown parameter '%.*s'", P->line, (int)f.n, f.s);
+            if (!rt_type_is_int(k->params[p].type))
+                FAIL(P, "blk-meta line %d: tmaps: factor '%s' in the map of '%s' is a %s parameter, not an integer",
+                     P->line, k->params[p].name, arg, k->params[p].type_str);
+            e->f[i].param = p;
+            e->f[i].value = 0;
         }
-        if (!valid_name(f, false))
-            FAIL(P, "blk-meta line %d: tmaps: bad factor '%.*s' in the map of '%s' (a decimal 1..2^40 or an integer "
-                 "parameter)", P->line, (int)f.n, f.s, arg);
-        int p = 0;
-        while (p < k->nparams && !slice_eq(f, k->params[p].name)) p++;
-        if (p == k->nparams) FAIL(P, "blk-meta line %d: tmaps: unknown parameter '%.*s'", P->line, (int)f.n, f.s);
-        if (!rt_type_is_int(k->params[p].type))
-            FAIL(P, "blk-meta line %d: tmaps: factor '%s' in the map of '%s' is a %s parameter, not an integer",
-                 P->line, k->params[p].name, arg, k->params[p].type_str);
-        e->f[i].param = p;
-        e->f[i].value = 0;
     }
     return true;
 }

@@ -47,16 +47,19 @@ typedef struct {
 /* TMA tensor maps (tmaps=, docs/runtime.md): the runtime encodes one
  * CUtensorMap per map at launch and passes it after the declared params. */
 #define RT_TMAP_MAX_RANK 5     /* cuTensorMapEncodeTiled's limit */
-#define RT_TMAP_MAX_FACTORS 4  /* factors of one dim or stride product */
+#define RT_TMAP_MAX_FACTORS 8  /* factors of one dim or stride, over all its terms */
+#define RT_TMAP_MAX_TERMS 4    /* terms of one dim or stride sum */
 #define RT_MAX_TMAPS 16        /* maps per variant (each is 128 bytes on the launch stack) */
 
-/* A product of factors; each factor is a decimal (param < 0) or the value of
- * integer parameter `param` at launch. */
+/* A sum of products of factors, flat: f[0..nfactors) in text order, a
+ * factor with `plus` set starting the next term. Each factor is a decimal
+ * (param < 0) or the value of integer parameter `param` at launch. */
 typedef struct {
     int nfactors;
     struct {
         int param;         /* index into params, or -1 */
         int64_t value;     /* param < 0: the decimal, 1..2^40 */
+        bool plus;         /* a '+' before it (never on f[0]) */
     } f[RT_TMAP_MAX_FACTORS];
 } rt_tmap_expr;
 

@@ -19,9 +19,9 @@
  * for what the compiler leaves to the launch: base 16-byte aligned and not
  * NULL, dims 1..2^32, strides multiples of 16 bytes below 2^40, box[0] *
  * element size a multiple of 16 bytes and, when swizzled, at most the
- * swizzle span. Products are computed in int64 with overflow checks, every
- * factor must be at least 1 (two negative factors must not make a
- * positive dim).
+ * swizzle span. Sums of products are computed in int64 with overflow
+ * checks, every factor must be at least 1 (two negative factors must not
+ * make a positive dim, nor a negative term shrink a sum).
  */
 #include <stdio.h>
 #include <string.h>
@@ -58,14 +58,20 @@ const char *rt_tmap_fit_text(rt_tmap_fit f) {
     return "?";
 }
 
-/* The product e for these arguments; false if a factor is < 1 or it overflows. */
+/* The sum of products e for these arguments; false if a factor is < 1 or
+ * a product or the sum overflows. */
 static bool eval_expr(const rt_tmap_expr *e, const blkrt_arg *args, int64_t *out) {
-    int64_t x = 1;
+    int64_t sum = 0, x = 1;
     for (int i = 0; i < e->nfactors; i++) {
+        if (e->f[i].plus) {
+            if (__builtin_add_overflow(sum, x, &sum)) return false;
+            x = 1;
+        }
         int64_t f = e->f[i].param < 0 ? e->f[i].value : args[e->f[i].param].v.i;
         if (f < 1 || __builtin_mul_overflow(x, f, &x)) return false;
     }
-    *out = x;
+    if (__builtin_add_overflow(sum, x, &sum)) return false;
+    *out = sum;
     return true;
 }
 

@@ -11,8 +11,8 @@
  *     (load_as_desc below; a scalar offset on the pointer becomes a third,
  *     per-program map dim);
  *   - the base is a kernel argument, 16-byte aligned in this variant, dims
- *     and strides are products of integer arguments and constants (the
- *     runtime evaluates them at launch), the stored dim has stride 1 and
+ *     and strides are sums of products of integer arguments and constants
+ *     (the runtime evaluates them at launch), the stored dim has stride 1 and
  *     the other strides are multiples of 16 bytes.
  *
  * The runtime encodes one CUtensorMap per such load at launch from the
@@ -37,33 +37,105 @@
 
 #include "cg_internal.h"
 
-/* "M", "16", "H*N": v as a product of integer kernel arguments and
- * constants (widening casts and scalar products), or false. */
-static bool factors(cg_ctx *C, const ir_value *v, blk_strbuf *out) {
+/* An integer sum of products of kernel arguments and constants, as the
+ * runtime's tmaps= grammar takes it (docs/runtime.md): flat, no
+ * parentheses, so a product of sums is distributed into monomials. The
+ * bounds are the runtime's (runtime/meta.h RT_TMAP_MAX_TERMS and
+ * RT_TMAP_MAX_FACTORS): beyond them the load stays on cp.async. Each
+ * monomial keeps its factors in the expression's order, so a plain
+ * product prints as it always did ("64*B", not "B*64"). */
+#define TM_TERMS 4
+#define TM_FACTORS 8
+typedef struct {
+    int nterms, n[TM_TERMS];          /* monomials, and factors of each */
+    const ir_value *f[TM_TERMS][TM_FACTORS]; /* an argument or an IR_CONST */
+} tm_sum;
+
+static int tm_factors(const tm_sum *s) {
+    int n = 0;
+    for (int t = 0; t < s->nterms; t++) n += s->n[t];
+    return n;
+}
+
+/* *out = a * b distributed: every ai * bj, ai's factors then bj's; false
+ * beyond the bounds */
+static bool sum_mul(const tm_sum *a, const tm_sum *b, tm_sum *out) {
+    tm_sum r = {0};
+    if (a->nterms * b->nterms > TM_TERMS) return false;
+    for (int i = 0; i < a->nterms; i++)
+        for (int j = 0; j < b->nterms; j++, r.nterms++) {
+            int t = r.nterms;
+            if (a->n[i] + b->n[j] > TM_FACTORS) return false;
+            r.n[t] = a->n[i] + b->n[j];
+            memcpy(r.f[t], a->f[i], sizeof(a->f[i][0]) * (size_t)a->n[i]);
+            memcpy(r.f[t] + a->n[i], b->f[j], sizeof(b->f[j][0]) * (size_t)b->n[j]);
+        }
+    if (tm_factors(&r) > TM_FACTORS) return false;
+    *out = r;
+    return true;
+}
+
+/* v as a sum of products of integer arguments and positive constants
+ * (through widening casts, scalar adds and products), or false. */
+static bool sum_of(cg_ctx *C, const ir_value *v, tm_sum *out) {
+    memset(out, 0, sizeof *out);
     ir_region *body = C->f->body;
     for (int k = 0; k < body->args.len; k++)
         if (body->args.data[k] == v) {
             if (!dtype_is_int((blk_dtype)v->type.dtype) || k >= C->f->param_names.len || !C->f->param_names.data[k])
                 return false;
-            sb_puts(out, C->f->param_names.data[k]);
+            *out = (tm_sum){.nterms = 1, .n = {1}, .f = {{v}}};
             return true;
         }
     const ir_inst *d = v->def;
     if (d && d->op == IR_CONST && dtype_is_int((blk_dtype)v->type.dtype) && d->ival > 0) { /* also a constant block */
-        sb_printf(out, "%lld", (long long)d->ival);
+        *out = (tm_sum){.nterms = 1, .n = {1}, .f = {{v}}};
         return true;
     }
     if (!d || v->type.rank) return false;
     if (d->op == IR_CAST && dtype_is_int((blk_dtype)v->type.dtype) &&
         dtype_is_int((blk_dtype)d->operands[0]->type.dtype) &&
         dtype_bits((blk_dtype)v->type.dtype) >= dtype_bits((blk_dtype)d->operands[0]->type.dtype))
-        return factors(C, d->operands[0], out);
-    if (d->op == IR_MUL) {
-        if (!factors(C, d->operands[0], out)) return false;
-        sb_putc(out, '*');
-        return factors(C, d->operands[1], out);
+        return sum_of(C, d->operands[0], out);
+    if (d->op != IR_MUL && d->op != IR_ADD) return false;
+    tm_sum a, b;
+    if (!sum_of(C, d->operands[0], &a) || !sum_of(C, d->operands[1], &b)) return false;
+    if (d->op == IR_ADD) {
+        if (a.nterms + b.nterms > TM_TERMS || tm_factors(&a) + tm_factors(&b) > TM_FACTORS) return false;
+        *out = a;
+        for (int t = 0; t < b.nterms; t++, out->nterms++) {
+            out->n[out->nterms] = b.n[t];
+            memcpy(out->f[out->nterms], b.f[t], sizeof b.f[t]);
+        }
+        return true;
     }
-    return false;
+    return sum_mul(&a, &b, out);
+}
+
+/* "M", "16", "H*N", "H*128+2*G*128": the text of s (a monomial of no
+ * factors is 1) */
+static void sum_text(cg_ctx *C, const tm_sum *s, blk_strbuf *out) {
+    for (int t = 0; t < s->nterms; t++) {
+        if (t) sb_putc(out, '+');
+        if (!s->n[t]) sb_putc(out, '1');
+        for (int k = 0; k < s->n[t]; k++) {
+            const ir_value *v = s->f[t][k];
+            int arg = -1;
+            for (int a = 0; a < C->f->body->args.len; a++)
+                if (C->f->body->args.data[a] == v) arg = a;
+            if (k) sb_putc(out, '*');
+            if (arg >= 0) sb_puts(out, C->f->param_names.data[arg]);
+            else sb_printf(out, "%lld", (long long)v->def->ival);
+        }
+    }
+}
+
+/* v's text as sum_of takes it, or false */
+static bool factors(cg_ctx *C, const ir_value *v, blk_strbuf *out) {
+    tm_sum s;
+    if (!sum_of(C, v, &s)) return false;
+    sum_text(C, &s, out);
+    return true;
 }
 
 /* ---- a pointer load of descriptor form ----
@@ -137,6 +209,13 @@ static bool mask_terms(ir_value *v, ptr_form *pf) {
     int dim;
     ir_value *x = d && d->op == IR_CMP && d->kind == IR_CMP_LT ? axis_vec(d->operands[0], &dim) : NULL;
     ir_value *b = x ? splat_of(d->operands[1]) : NULL;
+    /* m[:, None] of a 1-d m = x < b (a mask computed once for both
+     * operands, as qkv_proj's km) is x[:, None] < b */
+    ir_inst *e = d && d->op == IR_EXPAND_DIMS && d->operands[0]->type.rank == 1 ? d->operands[0]->def : NULL;
+    if (!x && e && e->op == IR_CMP && e->kind == IR_CMP_LT && e->operands[0]->type.rank == 1) {
+        x = e->operands[0], dim = 1 - d->axis;
+        b = splat_of(e->operands[1]);
+    }
     if (!b || pf->mvec[dim]) return false;
     pf->mvec[dim] = x, pf->bound[dim] = b;
     return true;
@@ -222,24 +301,25 @@ static bool dim_text(cg_ctx *C, const tma_form *tf, int d, blk_strbuf *out) {
     return factors(C, tf->dim[d], out);
 }
 
-/* The plane's stride: every leaf of its product but one, which is z (never
- * negative, at most 32 bits: a TMA coordinate). */
+/* The plane's stride: the product of every leaf of its product but one,
+ * which is z (never negative, at most 32 bits: a TMA coordinate); a leaf
+ * may be a sum (distributed as sum_of does). */
 static bool plane_text(cg_ctx *C, tma_form *tf, blk_strbuf *out) {
     ir_value *leaf[8];
-    int n = product_leaves(tf->plane, leaf, 0, 8), k = 0;
+    int n = product_leaves(tf->plane, leaf, 0, 8);
+    tm_sum acc = {.nterms = 1}; /* 1 */
     for (int i = 0; i < n; i++) {
-        blk_strbuf t;
-        sb_init(&t);
-        bool ok = factors(C, leaf[i], &t);
-        if (ok) sb_printf(out, "%s%s", k++ ? "*" : "", t.data);
-        sb_free(&t);
-        if (ok) continue;
+        tm_sum s;
+        if (sum_of(C, leaf[i], &s)) {
+            if (!sum_mul(&acc, &s, &acc)) return false;
+            continue;
+        }
         if (tf->z || !dtype_is_signed((blk_dtype)leaf[i]->type.dtype) || dtype_bits((blk_dtype)leaf[i]->type.dtype) > 32 ||
             !ax_get(C->ax, leaf[i])->nonneg)
             return false;
         tf->z = leaf[i];
     }
-    if (!k) sb_putc(out, '1');
+    sum_text(C, &acc, out);
     return n > 0 && tf->z;
 }
 
@@ -287,9 +367,10 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     if (tf.plane) sb_puts(&text, ",2147483647"); /* the pointer form bounds no plane */
     sb_putc(&text, ':');
     ok = ok && factors(C, tf.stride[slow], &text);
-    if (tf.plane) {
+    bool plane_ok = true;
+    if (tf.plane && ok) {
         sb_putc(&text, ',');
-        ok = ok && plane_text(C, &tf, &text);
+        ok = plane_ok = plane_text(C, &tf, &text);
     }
     sb_printf(&text, ":%d,%d%s:128", panel, R, tf.plane ? ",1" : "");
     const char *why = NULL;
@@ -306,8 +387,12 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
             diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d box%s of %dx%d per slot (tensor map %s)",
                         C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R),
                         (cols / panel) * (rows / R) == 1 ? "" : "es", panel, R, s);
-    } else
-        why = "a dim or stride is not a product of integer arguments and constants";
+    } else if (!plane_ok)
+        why = "the scalar offset is not z * (a sum of products of integer arguments and constants) with one z "
+              "provably >= 0 of at most 32 bits";
+    else
+        why = "a dim or stride is not a sum of products of integer arguments and constants (at most 4 terms and 8 "
+              "factors, the runtime's tmaps= bounds)";
     sb_free(&text);
     return why;
 }

@@ -33,6 +33,7 @@
 #include "blk/blkrt.h"
 #include "blk/blkrt_jit.h"
 #include "../runtime/fake_cuda.h"
+#include "../../runtime/meta.h" /* rt_meta: the variants' tensor maps, as the runtime reads them */
 /* now_s, splitmix, backend_arch: shared with the differential testers
  * (arc4random is gpu_check.c's) */
 #define DIFF_NO_ARC4RANDOM
@@ -159,6 +160,7 @@ typedef struct {
     blkrt_module *mod;
     blkrt_kernel *k;
     kmeta meta;
+    rt_meta rtm;          /* the PTX's blk-meta as libblkrt parses it (tmaps=: predict_variant) */
     double compile_ms, load_ms;
     int ptx_bytes;
 } module_t;

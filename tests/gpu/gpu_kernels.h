@@ -186,13 +186,24 @@ static const gk_kernel gk_table[] = {
      {"m=16 n=512 k=2048", "m=5 n=70 k=300", "m=64 n=256 k=1000", "m=1 n=1 k=1", "m=100 n=96 k=40"},
      TOL_BF16},
 #undef GK_MM_SIZES
+    /* sm_90a: the d16 entry of D = 128 (configs "" and ROPE=true) loads x and
+     * both halves of w by TMA, w's row stride the sum (H + 2 KVH) * D in
+     * tmaps=; such an entry runs where n_tokens and hidden are multiples of
+     * 16 (sizes 1, 6, 7: ragged n_tokens 208 and 48 against BM 128, hidden
+     * 272 and 80 against BK 64, grouped-query KVH < H; KVH = 1 runs the
+     * entry that also assumes kv_heads = 1, TMA too). hid=0 is d16 too, but
+     * its maps have a zero dim: the runtime rejects the TMA entry and runs
+     * the generic one (gpu_check predicts so: predict_variant; the dry run
+     * checks it), which writes zeros. The other sizes (and every case's
+     * moved pointers) run entries without TMA. */
     {"matmul.blk", "qkv_proj",
      "q:out(Bt*S*H*D) k:out(Bt*S*KVH*D) v:out(Bt*S*KVH*D) x:in(Bt*S*hid) w:in(hid*(H+2*KVH)*D) "
      "cos_t:in(S*(D/2),u(-1,1)) sin_t:in(S*(D/2),u(-1,1)) n_tokens:=Bt*S seq:=S hidden:=hid heads:=H kv_heads:=KVH",
      "cdiv(Bt*S,BM),H+2*KVH", NULL,
      {"", "ROPE=true", "D=64 BM=64 BK=32 ROPE=true num_warps=4", "D=32 BM=16 BK=16 ROPE=true num_warps=4"},
      {"Bt=1 S=128 hid=128 H=2 KVH=2", "Bt=2 S=13 hid=40 H=3 KVH=1", "Bt=2 S=100 hid=256 H=4 KVH=2",
-      "Bt=1 S=1 hid=16 H=1 KVH=1", "Bt=3 S=77 hid=200 H=8 KVH=8"},
+      "Bt=1 S=1 hid=16 H=1 KVH=1", "Bt=3 S=77 hid=200 H=8 KVH=8", "Bt=2 S=104 hid=272 H=4 KVH=2",
+      "Bt=1 S=48 hid=80 H=8 KVH=1", "Bt=1 S=32 hid=0 H=4 KVH=2"},
      TOL_BF16},
     {"matmul.blk", "linear_bwd_dx", "dx:out(m*k) dy:in(m*n) w:in(k*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(k,BN)", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3 num_warps=4"},

@@ -4,6 +4,8 @@
  * interpreter for the reference.
  */
 #include "gpu_check.h"
+#define RT_NO_ALLOC_REDIRECT /* this file's malloc and free are libc's */
+#include "../../runtime/rt.h" /* rt_tmap_eval */
 
 /* ------------------------------------------------------------------ devices */
 
@@ -68,6 +70,7 @@ bool numeric_config(const char *cfg) {
 void unload(module_t *M) {
     if (M->mod) blkrt_module_unload(M->mod);
     if (M->ref) blkc_free(M->ref);
+    rt_meta_free(&M->rtm);
     memset(M, 0, sizeof *M);
 }
 
@@ -161,6 +164,10 @@ bool load_module(const options *o, const gk_kernel *K, const char *cfg, module_t
             return false;
         }
         if (!parse_meta(ptx, K->kernel, &M->meta, err, errn)) return false;
+        if (rt_meta_parse(ptx, strlen(ptx), &M->rtm)) {
+            snprintf(err, errn, "blk-meta: %s", blkrt_last_error());
+            return false;
+        }
         M->ptx_bytes = (int)strlen(ptx);
         if (o->save_ptx) {
             char fn[4400], tag[128];
@@ -225,10 +232,27 @@ void cpu_consts(const options *o, const gk_kernel *K, const char *cfg, kmeta *m)
 
 /* ------------------------------------------------------------------ running a case */
 
+/* Whether entry's tensor maps (tmaps=) can be encoded for these arguments,
+ * by the runtime's own rule (rt_tmap_eval): where they cannot (a dim or
+ * stride sum out of range, say), the runtime launches the next variant. */
+static bool tmaps_fit(const rt_meta *r, const char *entry, const blkrt_arg *args) {
+    for (int k = 0; k < r->nkernels; k++)
+        for (int v = 0; v < r->kernels[k].nvariants; v++) {
+            const rt_meta_variant *mv = &r->kernels[k].variants[v];
+            if (strcmp(mv->entry, entry)) continue;
+            for (int i = 0; i < mv->ntmaps; i++) {
+                rt_tmap_args ta;
+                if (rt_tmap_eval(&mv->tmaps[i], args, &ta) != RT_TMAP_FITS) return false;
+            }
+        }
+    return true;
+}
+
 /* Which entry the runtime picks for these arguments (its rule, docs/runtime.md). */
-static int predict_variant(const kmeta *m, const case_t *c, const blkrt_arg *args) {
+static int predict_variant(const module_t *M, const case_t *c, const blkrt_arg *args) {
+    const kmeta *m = &M->meta;
     for (int v = 0; v < m->nvariants; v++) {
-        bool ok = true;
+        bool ok = tmaps_fit(&M->rtm, m->var[v].entry, args);
         for (int i = 0; i < c->nargs && ok; i++) {
             const char *s = m->var[v].spec[i];
             if (!strcmp(s, "d16"))
@@ -278,7 +302,7 @@ void run_gpu(const options *o, module_t *M, case_t *c, int offset, gk_tol tol, r
             memset(image[i] + start[i], 0, c->a[i].bytes);
             st = blkrt_memcpy_htod(dev, base[i], image[i], total[i]);
         }
-    int v = predict_variant(&M->meta, c, args);
+    int v = predict_variant(M, c, args);
     R->entry = v >= 0 ? M->meta.var[v].entry : "(none accepts)";
     int launches_before = have_fake ? fake.launch_count() : 0;
     if (!st) what = "blkrt_launch", st = blkrt_launch(M->k, c->grid, args, c->nargs, NULL);

@@ -40,11 +40,13 @@ static void parse_good(void) {
         MM_LINE("mm", "")
         "// blk-meta v1 kernel=g entry=g num_warps=4 shared=0 params=x:*f8e4m3,B:i64,H:u32,y:*const.f32 "
         "tmaps=x:B*H*64,7,3,2,1:64*B,448,3,2:16,1,1,1,1:0;y:B::4:32\n"
-        "// blk-meta v1 kernel=e entry=e num_warps=4 shared=0 params=x:*f32 tmaps=\n";
+        "// blk-meta v1 kernel=e entry=e num_warps=4 shared=0 params=x:*f32 tmaps=\n"
+        "// blk-meta v1 kernel=s entry=s num_warps=4 shared=0 params=w:*bf16,h:i32,H:i32,G:i32 "
+        "tmaps=w:H*128+2*G*128,h:H*128+2*G*128:64,64:128\n";
     rt_meta m;
     OK(rt_meta_parse(t, strlen(t), &m));
-    CHECK(m.nkernels == 3, "3 kernels, got %d", m.nkernels);
-    if (m.nkernels != 3) return;
+    CHECK(m.nkernels == 4, "4 kernels, got %d", m.nkernels);
+    if (m.nkernels != 4) return;
     const rt_meta_kernel *k = &m.kernels[0];
     CHECK(k->nvariants == 2 && k->variants[0].ntmaps == 2 && k->variants[1].ntmaps == 0, "mm: 2 maps, then none");
     const rt_tmap *a = &k->variants[0].tmaps[0], *b = &k->variants[0].tmaps[1];
@@ -69,6 +71,18 @@ static void parse_good(void) {
     CHECK(x->box[0] == 16 && x->box[4] == 1, "x box");
     CHECK(y->arg == 3 && y->dtype == RT_T_F32 && y->rank == 1 && y->box[0] == 4 && y->swizzle == 32, "y: rank 1");
     CHECK(m.kernels[2].variants[0].ntmaps == 0 && m.kernels[2].variants[0].tmaps == NULL, "tmaps= empty: none");
+    /* a sum of products (qkv_proj's weight row stride (H + 2 * G) * 128): flat,
+     * '+' marking the first factor of each term after the first */
+    const rt_tmap *w = &m.kernels[3].variants[0].tmaps[0];
+    for (int i = 0; i < 2; i++) {
+        const rt_tmap_expr *e = i ? &w->stride[0] : &w->dim[0];
+        CHECK(e->nfactors == 5 && e->f[0].param == 2 && !e->f[0].plus && e->f[1].param == -1 &&
+                  e->f[1].value == 128 && !e->f[1].plus && e->f[2].param == -1 && e->f[2].value == 2 &&
+                  e->f[2].plus && e->f[3].param == 3 && !e->f[3].plus && e->f[4].value == 128 && !e->f[4].plus,
+              "w %s = H*128+2*G*128", i ? "stride" : "dim 0");
+    }
+    CHECK(w->dim[1].nfactors == 1 && w->dim[1].f[0].param == 1 && !w->dim[1].f[0].plus, "w dim 1 = h");
+    CHECK(!x->dim[0].f[1].plus && !x->dim[0].f[2].plus, "a product has no '+'");
     rt_meta_free(&m);
 
     /* the 1st, 2nd, ... allocation of the parse failing: out of memory, an
@@ -79,7 +93,7 @@ static void parse_good(void) {
         blkrt_status st = rt_meta_parse(t, strlen(t), &m);
         bool injected = rt_alloc_fail_at(0) >= nth;
         if (!injected) {
-            CHECK(st == BLKRT_OK && m.nkernels == 3, "no failure injected: parsed");
+            CHECK(st == BLKRT_OK && m.nkernels == 4, "no failure injected: parsed");
             rt_meta_free(&m);
             break;
         }
@@ -130,7 +144,24 @@ static void parse_errors(void) {
     bad(L "a:99999999999999::64:0",
         "blk-meta line 2: tmaps: bad factor '99999999999999' in the map of 'a' (a decimal 1..2^40 or an integer "
         "parameter)");
-    bad(L "a:K*n*K*n*K::64:0", "blk-meta line 2: tmaps: 'K*n*K*n*K' in the map of 'a' has 5 factors (at most 4)");
+    bad(L "a:K*n*K*n*K*n*K*n*K::64:0",
+        "blk-meta line 2: tmaps: 'K*n*K*n*K*n*K*n*K' in the map of 'a' has 9 factors (at most 8)");
+    /* sums: at most 4 terms and 8 factors in all, no empty term, no other operator */
+    bad(L "a:K+n+K+n+K::64:0", "blk-meta line 2: tmaps: 'K+n+K+n+K' in the map of 'a' has 5 terms (at most 4)");
+    bad(L "a:K*n+K*n+K*n+K*n*K::64:0",
+        "blk-meta line 2: tmaps: 'K*n+K*n+K*n+K*n*K' in the map of 'a' has 9 factors (at most 8)");
+    bad(L "a:K+::64:0",
+        "blk-meta line 2: tmaps: bad factor '' in the map of 'a' (a decimal 1..2^40 or an integer parameter)");
+    bad(L "a:+K::64:0",
+        "blk-meta line 2: tmaps: bad factor '' in the map of 'a' (a decimal 1..2^40 or an integer parameter)");
+    bad(L "a:K,n*2+*K:n:64,8:0",
+        "blk-meta line 2: tmaps: bad factor '' in the map of 'a' (a decimal 1..2^40 or an integer parameter)");
+    bad(L "a:K-n::64:0",
+        "blk-meta line 2: tmaps: bad factor 'K-n' in the map of 'a' (a decimal 1..2^40 or an integer parameter)");
+    bad(L "a:K+s::64:0", "blk-meta line 2: tmaps: factor 's' in the map of 'a' is a f32 parameter, not an integer");
+    bad(L "a:K+0::64:0",
+        "blk-meta line 2: tmaps: bad factor '0' in the map of 'a' (a decimal 1..2^40 or an integer parameter)");
+    bad(L "a:K,n:K+Q:64,8:0", "blk-meta line 2: tmaps: unknown parameter 'Q'");
     char many[2048] = L;
     for (int i = 0; i < RT_MAX_TMAPS + 1; i++)
         snprintf(many + strlen(many), sizeof many - strlen(many), "%sa:K::64:0", i ? ";" : "");
@@ -226,6 +257,40 @@ static void eval(void) {
     CHECK(rt_tmap_eval(&s, s1, &ta) == RT_TMAP_STRIDE_RANGE, "stride 2^40 bytes");
     CHECK(rt_tmap_eval(&s, s2, &ta) == RT_TMAP_FITS && ta.dtype == RT_CU_TENSOR_MAP_DATA_TYPE_UINT8, "2^40 - 16");
 
+    /* sums of products: qkv_proj's weight [h, (H + 2 G) * 128] bf16 */
+    rt_tmap q = parse_one("w:*bf16,h:i32,H:i64,G:i64", "w:H*128+2*G*128,h:H*128+2*G*128:64,64:128");
+    struct {
+        int64_t H, G;
+        rt_tmap_fit want;
+        uint64_t dim; /* when it fits */
+    } sums[] = {
+        {32, 8, RT_TMAP_FITS, 6144},
+        {32, 32, RT_TMAP_FITS, 12288},
+        {1, 1, RT_TMAP_FITS, 384},
+        {32, 0, RT_TMAP_DIM_RANGE, 0},  /* a factor < 1: not eligible, though the sum would be 4096 */
+        {32, -4, RT_TMAP_DIM_RANGE, 0}, /* a negative term must not shrink the sum */
+        {INT64_C(1) << 24, INT64_C(1) << 23, RT_TMAP_FITS, UINT64_C(1) << 32}, /* 2^31 + 2^31: 2^32 fits */
+        {INT64_C(1) << 24, (INT64_C(1) << 23) + 1, RT_TMAP_DIM_RANGE, 0},  /* 2^32 + 256 */
+        {INT64_C(1) << 56, 1, RT_TMAP_DIM_RANGE, 0},                        /* a term overflows: 2^63 */
+        {INT64_C(1) << 55, INT64_C(1) << 54, RT_TMAP_DIM_RANGE, 0},         /* 2^62 + 2^62 overflows as a sum... */
+        {(INT64_C(1) << 55) - 1, INT64_C(1) << 54, RT_TMAP_DIM_RANGE, 0},   /* ...and 2^63 - 128, out of range */
+    };
+    for (size_t i = 0; i < sizeof sums / sizeof sums[0]; i++) {
+        blkrt_arg c[] = {BLKRT_PTR(0x2000), BLKRT_INT(4096), BLKRT_INT(sums[i].H), BLKRT_INT(sums[i].G)};
+        rt_tmap_fit f = rt_tmap_eval(&q, c, &ta);
+        CHECK(f == sums[i].want, "sum %zu: %s, expected %s", i, rt_tmap_fit_text(f), rt_tmap_fit_text(sums[i].want));
+        if (f == RT_TMAP_FITS && sums[i].want == RT_TMAP_FITS)
+            CHECK(ta.dims[0] == sums[i].dim && ta.dims[1] == 4096 && ta.strides[0] == 2 * sums[i].dim,
+                  "sum %zu: dims %llu,%llu stride %llu", i, (unsigned long long)ta.dims[0],
+                  (unsigned long long)ta.dims[1], (unsigned long long)ta.strides[0]);
+    }
+    /* a sum whose stride is not a multiple of 16 bytes (odd + 2 * 4 elements of 2 bytes) */
+    rt_tmap q2 = parse_one("w:*bf16,h:i32,n:i32", "w:n+2*4,h:n+2*4:64,64:128");
+    blkrt_arg odd[] = {BLKRT_PTR(0x2000), BLKRT_INT(64), BLKRT_INT(1001)},
+              even[] = {BLKRT_PTR(0x2000), BLKRT_INT(64), BLKRT_INT(1000)};
+    CHECK(rt_tmap_eval(&q2, odd, &ta) == RT_TMAP_STRIDE_ALIGN, "n + 8 = 1009 elements: stride not 16-byte");
+    CHECK(rt_tmap_eval(&q2, even, &ta) == RT_TMAP_FITS && ta.strides[0] == 2016, "n + 8 = 1008 elements: fits");
+
     /* box rules: box[0] * element size a multiple of 16, within the swizzle span */
     blkrt_arg one[] = {BLKRT_PTR(0x2000), BLKRT_INT(64)};
     rt_tmap b1 = parse_one("x:*bf16,n:i32", "x:n::4:0"), b2 = parse_one("x:*bf16,n:i32", "x:n::64:32"),
@@ -282,7 +347,13 @@ static const char PTX[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
     PTX_ENTRY("pair_any", ".param .u64 x, .param .u32 n")
     /* only a TMA variant: a launch it cannot take has no variant */
     "// blk-meta v1 kernel=only entry=only num_warps=4 shared=0 params=x:*f16,n:i32 tmaps=x:n::64:0\n"
-    PTX_ENTRY("only", ".param .u64 x, .param .u32 n, .param .align 64 .b8 x_map[128]");
+    PTX_ENTRY("only", ".param .u64 x, .param .u32 n, .param .align 64 .b8 x_map[128]")
+    /* a row stride that is a sum, as qkv_proj's weight: (H + 2 G) * 128 */
+    "// blk-meta v1 kernel=qkv entry=qkv_tma num_warps=4 shared=0 params=w:*bf16,h:i32,H:i32,G:i32 spec=d16,-,-,- "
+    "tmaps=w:H*128+2*G*128,h:H*128+2*G*128:64,64:128\n"
+    "// blk-meta v1 kernel=qkv entry=qkv_any num_warps=4 shared=0 params=w:*bf16,h:i32,H:i32,G:i32\n"
+    PTX_ENTRY("qkv_tma", ".param .u64 w, .param .u32 h, .param .u32 H, .param .u32 G, .param .align 64 .b8 w_map[128]")
+    PTX_ENTRY("qkv_any", ".param .u64 w, .param .u32 h, .param .u32 H, .param .u32 G");
 
 /* A recorded launch and the tensor maps it passed (its parameters over 8
  * bytes, as the fake encoder wrote them). */
@@ -389,6 +460,34 @@ static void selection(blkrt_module *m, blkrt_ptr base) {
     CHECK(strcmp(last().l.entry, "pair_plain") == 0, "pair, n = 0: its twin without the map");
     OK(blkrt_launch(pk, grid, px, 2, NULL));
     CHECK(strcmp(last().l.entry, "pair_any") == 0, "pair, misaligned: the generic one");
+
+    /* a sum: the map's dim and stride evaluated at launch; a sum out of
+     * range (or a term with a factor < 1) runs the variant without maps */
+    blkrt_kernel *qk;
+    OK(blkrt_module_kernel(m, "qkv", &qk));
+    struct {
+        int32_t h, H, G;
+        const char *want;
+    } qs[] = {
+        {4096, 32, 8, "qkv_tma"},     /* GQA: (32 + 16) * 128 */
+        {4096, 32, 32, "qkv_tma"},    /* MHA */
+        {4096, 32, 0, "qkv_any"},     /* G = 0: a factor < 1 */
+        {4096, INT32_MAX, INT32_MAX, "qkv_any"}, /* (2^31 - 1) * 384 > 2^32 */
+        {0, 32, 8, "qkv_any"},        /* no rows */
+    };
+    for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+        blkrt_arg qa[] = {BLKRT_PTR(a), BLKRT_INT(qs[i].h), BLKRT_INT(qs[i].H), BLKRT_INT(qs[i].G)};
+        OK(blkrt_launch(qk, grid, qa, 4, NULL));
+        l = last();
+        CHECK(strcmp(l.l.entry, qs[i].want) == 0, "qkv case %zu: %s, expected %s", i, l.l.entry, qs[i].want);
+        uint64_t n = (uint64_t)(qs[i].H + 2 * (int64_t)qs[i].G) * 128;
+        if (strcmp(qs[i].want, "qkv_tma") == 0)
+            CHECK(l.nbig == 1 && l.map[0].dims[0] == n && l.map[0].dims[1] == (uint64_t)qs[i].h &&
+                      l.map[0].strides[0] == 2 * n && l.map[0].box[0] == 64 && l.map[0].box[1] == 64,
+                  "qkv case %zu: the map of the sum", i);
+        else
+            CHECK(l.nbig == 0, "qkv case %zu: no map", i);
+    }
 
     /* no variant: the message says which map and why */
     blkrt_kernel *ok;
