@@ -510,6 +510,7 @@ void cg_output_init(cg_output *o) {
     sb_init(&o->llvm);
     sb_init(&o->ptx);
     sb_init(&o->meta);
+    for (int i = 0; i < CG_NPHASES; i++) o->ms[i] = 0;
 }
 void cg_output_free(cg_output *o) {
     sb_free(&o->llvm);
@@ -593,6 +594,7 @@ static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) 
 
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
                    const cg_variants *vs, unsigned flags, cg_output *out) {
+    double t0 = blk_now_ms(), t1;
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -651,6 +653,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     }
     cg_lineinfo_finish(C);
     if (C->failed || d->nerrors > errors0) goto done_meta;
+    t1 = blk_now_ms(), out->ms[CG_T_LOWER] = t1 - t0, t0 = t1;
     char *vmsg = NULL;
     if (LLVMVerifyModule(C->mod, LLVMReturnStatusAction, &vmsg)) {
         diag_error(d, LOC_NONE, "internal error: codegen produced invalid LLVM IR: %.2000s", vmsg ? vmsg : "?");
@@ -658,7 +661,9 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
         goto done_meta;
     }
     LLVMDisposeMessage(vmsg);
+    t1 = blk_now_ms(), out->ms[CG_T_VERIFY] = t1 - t0, t0 = t1;
     if (!link_libdevice(C)) goto done_meta;
+    t1 = blk_now_ms(), out->ms[CG_T_LIBDEVICE] = t1 - t0, t0 = t1;
     if (opt_level > 0) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
         LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : "default<O2>", tm, po);
@@ -670,6 +675,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
             goto done_meta;
         }
     }
+    t1 = blk_now_ms(), out->ms[CG_T_OPT] = t1 - t0, t0 = t1;
     if (want_llvm) {
         char *ir = LLVMPrintModuleToString(C->mod);
         sb_puts(&out->llvm, ir);
@@ -685,6 +691,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     sb_puts(&out->ptx, sb_str(&meta));
     sb_putn(&out->ptx, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
     LLVMDisposeMemoryBuffer(buf);
+    out->ms[CG_T_EMIT] = blk_now_ms() - t0;
 done_meta:
     sb_free(&meta);
 done:

@@ -28,7 +28,7 @@ extern char **environ;
 
 typedef enum {
     OPT_OUTPUT, OPT_EMIT, OPT_ARCH, OPT_DEFINE, OPT_INCLUDE, OPT_OPT, OPT_KERNEL, OPT_VARIANT,
-    OPT_NO_DEFAULT_VARIANTS, OPT_WERROR, OPT_LINEINFO, OPT_REMARKS, OPT_MAX_ERRORS, OPT_NO_VERIFY, OPT_COMPLETION,
+    OPT_NO_DEFAULT_VARIANTS, OPT_WERROR, OPT_LINEINFO, OPT_REMARKS, OPT_MAX_ERRORS, OPT_NO_VERIFY, OPT_TIME_PHASES, OPT_COMPLETION,
     OPT_VERSION, OPT_HELP,
 } opt_id;
 
@@ -76,6 +76,9 @@ static const blkc_option options[] = {
      "and the dots that missed wgmma only)"},
     {OPT_MAX_ERRORS, "--max-errors", "N", NULL, "stop after N errors (default 20)"},
     {OPT_NO_VERIFY, "--no-verify", NULL, NULL, "do not run the IR verifier between passes"},
+    {OPT_TIME_PHASES, "--time-phases", NULL, NULL,
+     "print each compile phase's wall time to stderr (parse, sema, passes, the\n"
+     "backend's lower, verify, libdevice, llvm-opt, llvm-emit)"},
     {OPT_COMPLETION, "--completion", "SHELL", "bash", "print the completion script for SHELL (bash) and exit"},
     {OPT_VERSION, "--version", NULL, NULL, "print the version and exit"},
     {OPT_HELP, "--help|-h", NULL, NULL, "print this help and exit"},
@@ -264,6 +267,7 @@ int main(int argc, char **argv) {
     const char *input = NULL, *output = NULL, *emit = NULL, *kernel = NULL, *arch = NULL;
     int opt = 2, max_errors = 20;
     int werror = 0, verify = 1;
+    bool time_phases = false;
     blkc_ctx *c = blkc_new();
     if (!c) { fprintf(stderr, "blkc: error: out of memory\n"); return 1; }
     int status = 0;
@@ -319,6 +323,7 @@ int main(int argc, char **argv) {
         case OPT_LINEINFO: blkc_set_lineinfo(c, 1); break;
         case OPT_REMARKS: blkc_set_remarks(c, a[2] ? 2 : 1); break;
         case OPT_NO_VERIFY: verify = 0; break;
+        case OPT_TIME_PHASES: time_phases = true; break;
         }
     }
     if (!status && !input) status = usage_error("%s", "no input file");
@@ -398,6 +403,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (time_phases && rc == 0) fputs(blkc_emit(c, "times"), stderr);
     blkc_free(c);
     return rc;
 }
