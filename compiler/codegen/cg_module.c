@@ -448,6 +448,65 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
 
 /* LLVM's target registry is process-global: initialise it exactly once,
  * also when several threads JIT-compile at the same time. */
+/* The LLVM middle end of -O1/-O2, the default and what the runtime's JIT
+ * runs (issue 9: a cold compile of one fused_attn variant under 100 ms;
+ * docs/benchmarks.md "Compile time"). It is default<O2>'s function passes in
+ * default<O2>'s order, with the options default<O2> gives them, less:
+ *  - what has nothing to work on in blk's module (one function per kernel
+ *    variant, libdevice the only callee, always inlined): the CGSCC inliner
+ *    walk (always-inline then globaldce do it), coroutines, OpenMP,
+ *    attributes, tail calls, memprof, loop vectorisation/distribution,
+ *    constant merging and the like — cheap, but ~60 passes;
+ *  - two of default<O2>'s eight instcombine runs (the two just before
+ *    slp-vectorizer, ~1.2 ms each on fused_attn): no stdlib entry's SASS
+ *    grew without them.
+ * Kept, because some entry's SASS grew without it (tests/tools/sass_sizes.sh
+ * over every stdlib kernel for sm_90a and sm_80): gvn (conv2d_nhwc +15%),
+ * slp-vectorizer (f16x2 arithmetic: elementwise bias_add 112 -> 136
+ * instructions), the second instcombine (linear_attn), the loop passes. The
+ * first instcombine (~9 ms on fused_attn), gvn (~7 ms) and slp-vectorizer
+ * (~10 ms) stay the costly ones. The larger cut is in the backend: Default
+ * codegen instead of Aggressive (NVPTX then runs EarlyCSE where Aggressive
+ * runs GVN, twice). -O3: default<O3> and Aggressive codegen, as before. */
+#define IC "instcombine<max-iterations=1;no-verify-fixpoint>,"
+/* default<O2>'s simplifycfg configurations, in the order they appear */
+#define SCFG(o) "simplifycfg<bonus-inst-threshold=1;" o ">,"
+#define SC1 SCFG("no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;"      \
+                 "keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;"  \
+                 "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables")
+#define SC2 SCFG("no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;"         \
+                 "keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;"  \
+                 "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables")
+#define SC3 SCFG("no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;" \
+                 "hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;"  \
+                 "simplify-cond-branch;no-speculate-unpredictables")
+#define SC4 SCFG("forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;"    \
+                 "hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;"  \
+                 "simplify-cond-branch;no-speculate-unpredictables")
+#define SC5 "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;" \
+            "no-switch-to-lookup;keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;"          \
+            "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>"
+static const char FAST_PIPELINE[] =
+    /* NVPTX's pipeline-start passes (__nvvm_reflect, the ranges of tid/ntid),
+     * then libdevice inlined and its unused functions dropped */
+    "nvvm-reflect,function(nvvm-intr-range),always-inline,globaldce,"
+    /* default<O2>'s early simplification and module-level constant propagation */
+    "function(" SC1 "sroa<modify-cfg>,early-cse<>),ipsccp,function(" IC SC2 "sroa<modify-cfg>,"
+    /* its function simplification pipeline */
+    "early-cse<memssa>,speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation," SC2 IC
+    "aggressive-instcombine," SC2 "reassociate,constraint-elimination,"
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
+    "simple-loop-unswitch<no-nontrivial;trivial>)," SC2 IC
+    "loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,"
+    "mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce," IC "jump-threading,correlated-propagation,adce,memcpyopt,dse,"
+    "loop-mssa(licm<allowspeculation>)," SC3 IC
+    /* its optimisation pipeline */
+    "float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"
+    "infer-alignment," SC4 "slp-vectorizer,vector-combine,loop-unroll<O2>,sroa<preserve-cfg>,infer-alignment," IC
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs," SC5
+    "),globaldce";
+
 static void init_llvm_once(void) {
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
@@ -626,7 +685,9 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
         LLVMDisposeMessage(msg);
         goto done;
     }
-    tm = LLVMCreateTargetMachine(target, triple, t->llvm_cpu, t->ptx_feature, LLVMCodeGenLevelAggressive,
+    /* -O3 keeps LLVM's Aggressive codegen; below it Default (see FAST_PIPELINE) */
+    tm = LLVMCreateTargetMachine(target, triple, t->llvm_cpu, t->ptx_feature,
+                                 opt_level >= 3 ? LLVMCodeGenLevelAggressive : LLVMCodeGenLevelDefault,
                                  LLVMRelocDefault, LLVMCodeModelDefault);
     LLVMSetTarget(C->mod, triple);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
@@ -666,7 +727,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     t1 = blk_now_ms(), out->ms[CG_T_LIBDEVICE] = t1 - t0, t0 = t1;
     if (opt_level > 0) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : "default<O2>", tm, po);
+        LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : FAST_PIPELINE, tm, po);
         LLVMDisposePassBuilderOptions(po);
         if (err) {
             char *em = LLVMGetErrorMessage(err);

@@ -61,7 +61,11 @@ static const blkc_option options[] = {
      "value of a kernel const parameter (int, float, true/false); a NAME that\n"
      "no kernel has is an error"},
     {OPT_INCLUDE, "-I", "DIR", "@dir", "add DIR to the import search path"},
-    {OPT_OPT, "-O0|-O1|-O2|-O3", NULL, NULL, "optimisation level (default -O2)"},
+    {OPT_OPT, "-O0|-O1|-O2|-O3", NULL, NULL,
+     "optimisation level (default -O2). -O1, -O2: LLVM's O2 passes less those\n"
+     "blk's IR never needs, Default codegen (the runtime JIT's pipeline, fast to\n"
+     "compile); -O3: LLVM's default<O3> and Aggressive codegen (slower to\n"
+     "compile); -O0: no LLVM middle end"},
     {OPT_KERNEL, "--kernel", "NAME", NULL, "build only kernel NAME"},
     {OPT_VARIANT, "--variant", "SPEC", NULL,
      "one more PTX entry per kernel: [KERNEL:]NAME=d16|eq1|-,...\n"
