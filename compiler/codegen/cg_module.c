@@ -446,8 +446,6 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     meta_line(C, meta, f, entry, spec);
 }
 
-/* LLVM's target registry is process-global: initialise it exactly once,
- * also when several threads JIT-compile at the same time. */
 /* The LLVM middle end of -O1/-O2, the default and what the runtime's JIT
  * runs (issue 9: a cold compile of one fused_attn variant under 100 ms;
  * docs/benchmarks.md "Compile time"). It is default<O2>'s function passes in
@@ -459,13 +457,15 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
  *    constant merging and the like — cheap, but ~60 passes;
  *  - two of default<O2>'s eight instcombine runs (the two just before
  *    slp-vectorizer, ~1.2 ms each on fused_attn): no stdlib entry's SASS
- *    grew without them.
+ *    grew without them;
+ *  - slp-vectorizer where the module has no 16-bit arithmetic (see
+ *    FAST_PIPELINE_SLP).
  * Kept, because some entry's SASS grew without it (tests/tools/sass_sizes.sh
  * over every stdlib kernel for sm_90a and sm_80): gvn (conv2d_nhwc +15%),
- * slp-vectorizer (f16x2 arithmetic: elementwise bias_add 112 -> 136
- * instructions), the second instcombine (linear_attn), the loop passes. The
- * first instcombine (~9 ms on fused_attn), gvn (~7 ms) and slp-vectorizer
- * (~10 ms) stay the costly ones. The larger cut is in the backend: Default
+ * slp-vectorizer where there is 16-bit arithmetic (f16x2: elementwise
+ * bias_add 112 -> 136 instructions without it), the second instcombine
+ * (linear_attn), the loop passes. The first instcombine (~9 ms on
+ * fused_attn) and gvn (~7 ms) stay the costly ones. In the backend: Default
  * codegen instead of Aggressive (NVPTX then runs EarlyCSE where Aggressive
  * runs GVN, twice). -O3: default<O3> and Aggressive codegen, as before. */
 #define IC "instcombine<max-iterations=1;no-verify-fixpoint>,"
@@ -486,27 +486,68 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
 #define SC5 "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;" \
             "no-switch-to-lookup;keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;"          \
             "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>"
-static const char FAST_PIPELINE[] =
-    /* NVPTX's pipeline-start passes (__nvvm_reflect, the ranges of tid/ntid),
-     * then libdevice inlined and its unused functions dropped */
-    "nvvm-reflect,function(nvvm-intr-range),always-inline,globaldce,"
-    /* default<O2>'s early simplification and module-level constant propagation */
-    "function(" SC1 "sroa<modify-cfg>,early-cse<>),ipsccp,function(" IC SC2 "sroa<modify-cfg>,"
-    /* its function simplification pipeline */
-    "early-cse<memssa>,speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation," SC2 IC
-    "aggressive-instcombine," SC2 "reassociate,constraint-elimination,"
-    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
-    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
-    "simple-loop-unswitch<no-nontrivial;trivial>)," SC2 IC
-    "loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,"
-    "mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce," IC "jump-threading,correlated-propagation,adce,memcpyopt,dse,"
-    "loop-mssa(licm<allowspeculation>)," SC3 IC
-    /* its optimisation pipeline */
-    "float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"
-    "infer-alignment," SC4 "slp-vectorizer,vector-combine,loop-unroll<O2>,sroa<preserve-cfg>,infer-alignment," IC
-    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs," SC5
-    "),globaldce";
+#define FAST_PIPELINE_HEAD                                                                                           \
+    /* NVPTX's pipeline-start passes (__nvvm_reflect, the ranges of tid/ntid),                                       \
+     * then libdevice inlined and its unused functions dropped */                                                    \
+    "nvvm-reflect,function(nvvm-intr-range),always-inline,globaldce,"                                                \
+    /* default<O2>'s early simplification and module-level constant propagation */                                   \
+    "function(" SC1 "sroa<modify-cfg>,early-cse<>),ipsccp,function(" IC SC2 "sroa<modify-cfg>,"                      \
+    /* its function simplification pipeline */                                                                       \
+    "early-cse<memssa>,speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation," SC2 IC\
+    "aggressive-instcombine," SC2 "reassociate,constraint-elimination,"                                              \
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"                                        \
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"                                     \
+    "simple-loop-unswitch<no-nontrivial;trivial>)," SC2 IC                                                           \
+    "loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,"                       \
+    "mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce," IC "jump-threading,correlated-propagation,adce,memcpyopt,dse,"\
+    "loop-mssa(licm<allowspeculation>)," SC3 IC                                                                      \
+    /* its optimisation pipeline */                                                                                  \
+    "float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"    \
+    "infer-alignment," SC4
+#define FAST_PIPELINE_TAIL                                                                                       \
+    "vector-combine,loop-unroll<O2>,sroa<preserve-cfg>,infer-alignment," IC                                      \
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs," SC5       \
+    "),globaldce"
+/* slp-vectorizer (~10-17 ms on fused_attn and matmul) pairs 16-bit scalars
+ * for the targets blk has (NVPTX's vector registers are 32 bits): it runs
+ * only for a module with 16-bit arithmetic (has_16bit_math), and no stdlib
+ * entry without any had other SASS without it. */
+static const char FAST_PIPELINE_SLP[] = FAST_PIPELINE_HEAD "slp-vectorizer," FAST_PIPELINE_TAIL;
+static const char FAST_PIPELINE[] = FAST_PIPELINE_HEAD FAST_PIPELINE_TAIL;
 
+static bool is_16bit(LLVMTypeRef t) {
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    return k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ||
+           (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 16);
+}
+
+/* Does any instruction compute on 16-bit scalars (f16, bf16, i16 results,
+ * compared operands, or widened: fpext/sext/zext/...tofp from them), what
+ * SLP could pair into f16x2/bf16x2/i16x2? Narrowing casts (fptrunc to bf16
+ * after an mma), phis, loads and aggregate moves do not count: the pairs SLP
+ * makes of those alone changed no SASS of the stdlib (matmul, attention). */
+static bool has_16bit_math(LLVMModuleRef m) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+                LLVMOpcode op = LLVMGetInstructionOpcode(in);
+                bool cast = (op >= LLVMTrunc && op <= LLVMBitCast) || op == LLVMAddrSpaceCast; /* (not contiguous) */
+                if (cast && op != LLVMTrunc && op != LLVMFPTrunc && op != LLVMBitCast &&
+                    is_16bit(LLVMTypeOf(LLVMGetOperand(in, 0))))
+                    return true;
+                if (cast || op == LLVMPHI || op == LLVMLoad ||
+                    op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMExtractElement ||
+                    op == LLVMInsertElement)
+                    continue;
+                if (op == LLVMICmp || op == LLVMFCmp ? is_16bit(LLVMTypeOf(LLVMGetOperand(in, 0)))
+                                                     : is_16bit(LLVMTypeOf(in)))
+                    return true;
+            }
+    return false;
+}
+
+/* LLVM's target registry is process-global: initialise it exactly once,
+ * also when several threads JIT-compile at the same time. */
 static void init_llvm_once(void) {
     LLVMInitializeNVPTXTargetInfo();
     LLVMInitializeNVPTXTarget();
@@ -727,7 +768,8 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     t1 = blk_now_ms(), out->ms[CG_T_LIBDEVICE] = t1 - t0, t0 = t1;
     if (opt_level > 0) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : FAST_PIPELINE, tm, po);
+        const char *pl = opt_level >= 3 ? "default<O3>" : has_16bit_math(C->mod) ? FAST_PIPELINE_SLP : FAST_PIPELINE;
+        LLVMErrorRef err = LLVMRunPasses(C->mod, pl, tm, po);
         LLVMDisposePassBuilderOptions(po);
         if (err) {
             char *em = LLVMGetErrorMessage(err);
