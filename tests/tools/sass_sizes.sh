@@ -5,6 +5,9 @@
 #
 #   sass_sizes.sh snap BLKC DIR [BLKC_FLAGS...]   measure every stdlib entry
 #   sass_sizes.sh diff BEFORE_DIR AFTER_DIR       compare two snapshots
+#   sass_sizes.sh ptxdir DIR [ARCH]               measure DIR/*.ptx (e.g. the
+#                                                 bench configurations of
+#                                                 tests/bench/build_ptx.sh)
 #
 # snap compiles every stdlib/*.blk (at its default consts, and at each
 # "// PTXAS: KERNEL -D ..." configuration of the file) with BLKC for sm_90a
@@ -17,6 +20,9 @@
 # instruction of sm_70 and newer is 16 bytes; the two agree, padding
 # included). Kernels the backend refuses for an arch (unsupported operation,
 # "needs sm_...") are left out, as tests/tools/ptx_each.sh does.
+#
+# ptxdir measures PTX files that exist already (for ARCH, default sm_90a),
+# one label per file (its name without .ptx), into DIR/sizes.txt.
 #
 # diff prints every entry whose instruction count, registers or spills grew
 # (and the entries only one side has), then a summary; exit 1 if any grew.
@@ -132,9 +138,18 @@ case "${1:-}" in
     shift
     snap "$@"
     ;;
+  ptxdir)
+    [ $# -ge 2 ] || { echo "usage: $0 ptxdir DIR [ARCH]" >&2; exit 2; }
+    [ -n "$PTXAS" ] || { echo "skipped: no ptxas"; exit 0; }
+    : >"$2/sizes.txt"
+    st=0
+    for p in "$2"/*.ptx; do measure "$p" "${3:-sm_90a}" "$(basename "$p" .ptx)" >>"$2/sizes.txt" || st=1; done
+    echo "$(wc -l <"$2/sizes.txt") entries -> $2/sizes.txt"
+    exit $st
+    ;;
   diff)
     [ $# -eq 3 ] || { echo "usage: $0 diff BEFORE_DIR AFTER_DIR" >&2; exit 2; }
     diff_snaps "$2" "$3"
     ;;
-  *) echo "usage: $0 snap BLKC DIR [BLKC_FLAGS...] | diff BEFORE_DIR AFTER_DIR" >&2; exit 2 ;;
+  *) echo "usage: $0 snap BLKC DIR [BLKC_FLAGS...] | ptxdir DIR [ARCH] | diff BEFORE_DIR AFTER_DIR" >&2; exit 2 ;;
 esac
