@@ -334,12 +334,15 @@ static blk_status build_impl(blkc_ctx *c, const char *kernel) {
         }
     }
     if (check_defines(c) != BLK_OK) return BLK_ERR_USAGE; /* the main module's kernels only */
+    double t0 = blk_now_ms();
     load_imports(c, 0);
     if (sema_build(c, kernel) != 0 || c->diag.nerrors) return arena_failed(c->arena) ? BLK_ERR_NOMEM : BLK_ERR_COMPILE;
     if (!c->ir) return BLK_ERR_COMPILE;
     if (arena_failed(c->arena)) return BLK_ERR_NOMEM; /* IR half built: no pass may see it */
     blk_status vs = compile_resolve_variants(c);
     if (vs != BLK_OK) return vs;
+    double t1 = blk_now_ms();
+    c->ms_sema = t1 - t0;
     pass_opts o = {
         .diag = &c->diag,
         .opt_level = c->opt_level,
@@ -348,6 +351,7 @@ static blk_status build_impl(blkc_ctx *c, const char *kernel) {
         .dump = &c->pass_dumps,
     };
     if (passes_run(c->ir, &o) != 0) return BLK_ERR_INTERNAL;
+    c->ms_passes = blk_now_ms() - t1;
     if (arena_failed(c->arena)) return BLK_ERR_NOMEM;
     return c->diag.nerrors ? BLK_ERR_COMPILE : BLK_OK;
 }
@@ -402,6 +406,17 @@ static const char *emit_impl(blkc_ctx *c, const char *what) {
         }
         if (c->cg_errors) return NULL;
         return sb_str(llvm ? &c->cg.llvm : what[0] == 'p' ? &c->cg.ptx : &c->cg.meta);
+    }
+    if (strcmp(what, "times") == 0) {
+        static const char *const cg_names[CG_NPHASES] = {"lower", "verify", "libdevice", "llvm-opt", "llvm-emit"};
+        double total = c->ms_load + c->ms_sema + c->ms_passes;
+        sb_printf(&c->emit, "parse %.2f ms\nsema %.2f ms\npasses %.2f ms\n", c->ms_load, c->ms_sema, c->ms_passes);
+        for (int i = 0; i < CG_NPHASES; i++) {
+            sb_printf(&c->emit, "%s %.2f ms\n", cg_names[i], c->cg.ms[i]);
+            total += c->cg.ms[i];
+        }
+        sb_printf(&c->emit, "total %.2f ms\n", total);
+        return sb_str(&c->emit);
     }
     diag_error(&c->diag, LOC_NONE, "unknown --emit kind '%s'", what);
     return NULL;
@@ -458,7 +473,10 @@ void blkc_set_interp_steps(blkc_ctx *c, uint64_t steps) {
 
 blk_status blkc_load_source(blkc_ctx *c, const char *path, const char *text, size_t len) {
     long before = blk_alloc_failures();
-    return nomem(c, before, load_source_impl(c, path, text, len));
+    double t0 = blk_now_ms();
+    blk_status s = load_source_impl(c, path, text, len);
+    c->ms_load = blk_now_ms() - t0;
+    return nomem(c, before, s);
 }
 
 blk_status blkc_load_file(blkc_ctx *c, const char *path) {

@@ -78,6 +78,7 @@ struct blkc_ctx {
     bool cg_done, cg_llvm;     /* codegen ran (with LLVM IR text kept) */
     int cg_errors;
     cg_output cg;              /* PTX / LLVM IR / metadata */
+    double ms_load, ms_sema, ms_passes; /* front-end phase times (blkc_emit "times") */
 };
 
 /* The @autotune configs as "// blk-autotune v1" lines (autotune.c). */

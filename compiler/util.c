@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 typedef struct chunk {
     struct chunk *next;
@@ -223,4 +224,10 @@ uint64_t hash_bytes(const void *p, size_t n, uint64_t seed) {
     uint64_t h = 1469598103934665603ull ^ seed;
     for (size_t i = 0; i < n; i++) { h ^= s[i]; h *= 1099511628211ull; }
     return h;
+}
+
+double blk_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }

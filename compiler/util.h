@@ -45,6 +45,9 @@ long blk_alloc_fail_at(long nth);
  * truncated a name or a text) makes the call report BLK_ERR_NOMEM. */
 long blk_alloc_failures(void);
 
+/* Milliseconds on CLOCK_MONOTONIC: the compile-phase times (blkc_emit "times"). */
+double blk_now_ms(void);
+
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 

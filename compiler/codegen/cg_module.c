@@ -446,6 +446,106 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     meta_line(C, meta, f, entry, spec);
 }
 
+/* The LLVM middle end of -O1/-O2, the default and what the runtime's JIT
+ * runs (issue 9: a cold compile of one fused_attn variant under 100 ms;
+ * docs/benchmarks.md "Compile time"). It is default<O2>'s function passes in
+ * default<O2>'s order, with the options default<O2> gives them, less:
+ *  - what has nothing to work on in blk's module (one function per kernel
+ *    variant, libdevice the only callee, always inlined): the CGSCC inliner
+ *    walk (always-inline then globaldce do it), coroutines, OpenMP,
+ *    attributes, tail calls, memprof, loop vectorisation/distribution,
+ *    constant merging and the like — cheap, but ~60 passes;
+ *  - two of default<O2>'s eight instcombine runs (the two just before
+ *    slp-vectorizer, ~1.2 ms each on fused_attn): no stdlib entry's SASS
+ *    grew without them;
+ *  - slp-vectorizer where the module has no 16-bit arithmetic (see
+ *    FAST_PIPELINE_SLP).
+ * Kept, because some entry's SASS grew without it (tests/tools/sass_sizes.sh
+ * over every stdlib kernel for sm_90a and sm_80): gvn (conv2d_nhwc +15%),
+ * slp-vectorizer where there is 16-bit arithmetic (f16x2: elementwise
+ * bias_add 112 -> 136 instructions without it), the second instcombine
+ * (linear_attn), the loop passes. The first instcombine (~9 ms on
+ * fused_attn) and gvn (~7 ms) stay the costly ones. In the backend: Default
+ * codegen instead of Aggressive (NVPTX then runs EarlyCSE where Aggressive
+ * runs GVN, twice). -O3: default<O3> and Aggressive codegen, as before. */
+#define IC "instcombine<max-iterations=1;no-verify-fixpoint>,"
+/* default<O2>'s simplifycfg configurations, in the order they appear */
+#define SCFG(o) "simplifycfg<bonus-inst-threshold=1;" o ">,"
+#define SC1 SCFG("no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;"      \
+                 "keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;"  \
+                 "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables")
+#define SC2 SCFG("no-forward-switch-cond;switch-range-to-icmp;no-switch-to-arithmetic;no-switch-to-lookup;"         \
+                 "keep-loops;no-hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;no-sink-common-insts;"  \
+                 "speculate-blocks;simplify-cond-branch;no-speculate-unpredictables")
+#define SC3 SCFG("no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;no-switch-to-lookup;keep-loops;" \
+                 "hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;"  \
+                 "simplify-cond-branch;no-speculate-unpredictables")
+#define SC4 SCFG("forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;switch-to-lookup;no-keep-loops;"    \
+                 "hoist-common-insts;no-hoist-loads-stores-with-cond-faulting;sink-common-insts;speculate-blocks;"  \
+                 "simplify-cond-branch;no-speculate-unpredictables")
+#define SC5 "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;switch-to-arithmetic;" \
+            "no-switch-to-lookup;keep-loops;no-hoist-common-insts;hoist-loads-stores-with-cond-faulting;"          \
+            "no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>"
+#define FAST_PIPELINE_HEAD                                                                                           \
+    /* NVPTX's pipeline-start passes (__nvvm_reflect, the ranges of tid/ntid),                                       \
+     * then libdevice inlined and its unused functions dropped */                                                    \
+    "nvvm-reflect,function(nvvm-intr-range),always-inline,globaldce,"                                                \
+    /* default<O2>'s early simplification and module-level constant propagation */                                   \
+    "function(" SC1 "sroa<modify-cfg>,early-cse<>),ipsccp,function(" IC SC2 "sroa<modify-cfg>,"                      \
+    /* its function simplification pipeline */                                                                       \
+    "early-cse<memssa>,speculative-execution<only-if-divergent-target>,jump-threading,correlated-propagation," SC2 IC\
+    "aggressive-instcombine," SC2 "reassociate,constraint-elimination,"                                              \
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"                                        \
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"                                     \
+    "simple-loop-unswitch<no-nontrivial;trivial>)," SC2 IC                                                           \
+    "loop(loop-idiom,indvars,loop-deletion,loop-unroll-full),sroa<modify-cfg>,vector-combine,"                       \
+    "mldst-motion<no-split-footer-bb>,gvn<>,sccp,bdce," IC "jump-threading,correlated-propagation,adce,memcpyopt,dse,"\
+    "loop-mssa(licm<allowspeculation>)," SC3 IC                                                                      \
+    /* its optimisation pipeline */                                                                                  \
+    "float2int,lower-constant-intrinsics,loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"    \
+    "infer-alignment," SC4
+#define FAST_PIPELINE_TAIL                                                                                       \
+    "vector-combine,loop-unroll<O2>,sroa<preserve-cfg>,infer-alignment," IC                                      \
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,loop-sink,instsimplify,div-rem-pairs," SC5       \
+    "),globaldce"
+/* slp-vectorizer (~10-17 ms on fused_attn and matmul) pairs 16-bit scalars
+ * for the targets blk has (NVPTX's vector registers are 32 bits): it runs
+ * only for a module with 16-bit arithmetic (has_16bit_math), and no stdlib
+ * entry without any had other SASS without it. */
+static const char FAST_PIPELINE_SLP[] = FAST_PIPELINE_HEAD "slp-vectorizer," FAST_PIPELINE_TAIL;
+static const char FAST_PIPELINE[] = FAST_PIPELINE_HEAD FAST_PIPELINE_TAIL;
+
+static bool is_16bit(LLVMTypeRef t) {
+    LLVMTypeKind k = LLVMGetTypeKind(t);
+    return k == LLVMHalfTypeKind || k == LLVMBFloatTypeKind ||
+           (k == LLVMIntegerTypeKind && LLVMGetIntTypeWidth(t) == 16);
+}
+
+/* Does any instruction compute on 16-bit scalars (f16, bf16, i16 results,
+ * compared operands, or widened: fpext/sext/zext/...tofp from them), what
+ * SLP could pair into f16x2/bf16x2/i16x2? Narrowing casts (fptrunc to bf16
+ * after an mma), phis, loads and aggregate moves do not count: the pairs SLP
+ * makes of those alone changed no SASS of the stdlib (matmul, attention). */
+static bool has_16bit_math(LLVMModuleRef m) {
+    for (LLVMValueRef fn = LLVMGetFirstFunction(m); fn; fn = LLVMGetNextFunction(fn))
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(fn); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef in = LLVMGetFirstInstruction(bb); in; in = LLVMGetNextInstruction(in)) {
+                LLVMOpcode op = LLVMGetInstructionOpcode(in);
+                bool cast = (op >= LLVMTrunc && op <= LLVMBitCast) || op == LLVMAddrSpaceCast; /* (not contiguous) */
+                if (cast && op != LLVMTrunc && op != LLVMFPTrunc && op != LLVMBitCast &&
+                    is_16bit(LLVMTypeOf(LLVMGetOperand(in, 0))))
+                    return true;
+                if (cast || op == LLVMPHI || op == LLVMLoad ||
+                    op == LLVMExtractValue || op == LLVMInsertValue || op == LLVMExtractElement ||
+                    op == LLVMInsertElement)
+                    continue;
+                if (op == LLVMICmp || op == LLVMFCmp ? is_16bit(LLVMTypeOf(LLVMGetOperand(in, 0)))
+                                                     : is_16bit(LLVMTypeOf(in)))
+                    return true;
+            }
+    return false;
+}
+
 /* LLVM's target registry is process-global: initialise it exactly once,
  * also when several threads JIT-compile at the same time. */
 static void init_llvm_once(void) {
@@ -510,6 +610,7 @@ void cg_output_init(cg_output *o) {
     sb_init(&o->llvm);
     sb_init(&o->ptx);
     sb_init(&o->meta);
+    for (int i = 0; i < CG_NPHASES; i++) o->ms[i] = 0;
 }
 void cg_output_free(cg_output *o) {
     sb_free(&o->llvm);
@@ -593,6 +694,7 @@ static void bind_eq1(cg_ctx *C, const char *entry, const ax_spec *spec, int np) 
 
 int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level, bool want_llvm,
                    const cg_variants *vs, unsigned flags, cg_output *out) {
+    double t0 = blk_now_ms(), t1;
     init_llvm();
     int errors0 = d->nerrors;
     cg_ctx C0 = {0}, *C = &C0;
@@ -624,7 +726,9 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
         LLVMDisposeMessage(msg);
         goto done;
     }
-    tm = LLVMCreateTargetMachine(target, triple, t->llvm_cpu, t->ptx_feature, LLVMCodeGenLevelAggressive,
+    /* -O3 keeps LLVM's Aggressive codegen; below it Default (see FAST_PIPELINE) */
+    tm = LLVMCreateTargetMachine(target, triple, t->llvm_cpu, t->ptx_feature,
+                                 opt_level >= 3 ? LLVMCodeGenLevelAggressive : LLVMCodeGenLevelDefault,
                                  LLVMRelocDefault, LLVMCodeModelDefault);
     LLVMSetTarget(C->mod, triple);
     LLVMTargetDataRef dl = LLVMCreateTargetDataLayout(tm);
@@ -651,6 +755,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     }
     cg_lineinfo_finish(C);
     if (C->failed || d->nerrors > errors0) goto done_meta;
+    t1 = blk_now_ms(), out->ms[CG_T_LOWER] = t1 - t0, t0 = t1;
     char *vmsg = NULL;
     if (LLVMVerifyModule(C->mod, LLVMReturnStatusAction, &vmsg)) {
         diag_error(d, LOC_NONE, "internal error: codegen produced invalid LLVM IR: %.2000s", vmsg ? vmsg : "?");
@@ -658,10 +763,13 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
         goto done_meta;
     }
     LLVMDisposeMessage(vmsg);
+    t1 = blk_now_ms(), out->ms[CG_T_VERIFY] = t1 - t0, t0 = t1;
     if (!link_libdevice(C)) goto done_meta;
+    t1 = blk_now_ms(), out->ms[CG_T_LIBDEVICE] = t1 - t0, t0 = t1;
     if (opt_level > 0) {
         LLVMPassBuilderOptionsRef po = LLVMCreatePassBuilderOptions();
-        LLVMErrorRef err = LLVMRunPasses(C->mod, opt_level >= 3 ? "default<O3>" : "default<O2>", tm, po);
+        const char *pl = opt_level >= 3 ? "default<O3>" : has_16bit_math(C->mod) ? FAST_PIPELINE_SLP : FAST_PIPELINE;
+        LLVMErrorRef err = LLVMRunPasses(C->mod, pl, tm, po);
         LLVMDisposePassBuilderOptions(po);
         if (err) {
             char *em = LLVMGetErrorMessage(err);
@@ -670,6 +778,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
             goto done_meta;
         }
     }
+    t1 = blk_now_ms(), out->ms[CG_T_OPT] = t1 - t0, t0 = t1;
     if (want_llvm) {
         char *ir = LLVMPrintModuleToString(C->mod);
         sb_puts(&out->llvm, ir);
@@ -685,6 +794,7 @@ int cg_emit_module(ir_module *m, const tgt_target *t, blk_diag *d, int opt_level
     sb_puts(&out->ptx, sb_str(&meta));
     sb_putn(&out->ptx, LLVMGetBufferStart(buf), LLVMGetBufferSize(buf));
     LLVMDisposeMemoryBuffer(buf);
+    out->ms[CG_T_EMIT] = blk_now_ms() - t0;
 done_meta:
     sb_free(&meta);
 done:

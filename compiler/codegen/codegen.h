@@ -21,10 +21,14 @@
 #include "../passes/axisinfo.h"
 #include "../target/target.h"
 
+/* The backend's phases, timed in cg_output.ms (blkc_emit "times"). */
+enum { CG_T_LOWER, CG_T_VERIFY, CG_T_LIBDEVICE, CG_T_OPT, CG_T_EMIT, CG_NPHASES };
+
 typedef struct {
     blk_strbuf llvm; /* textual LLVM IR (after optimisation) */
     blk_strbuf ptx;  /* PTX text, metadata lines first */
     blk_strbuf meta; /* the metadata lines only */
+    double ms[CG_NPHASES]; /* wall time of each phase of the last cg_emit_module */
 } cg_output;
 
 /* One requested variant: an assumption per runtime parameter of kernel. */

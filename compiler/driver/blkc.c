@@ -28,7 +28,7 @@ extern char **environ;
 
 typedef enum {
     OPT_OUTPUT, OPT_EMIT, OPT_ARCH, OPT_DEFINE, OPT_INCLUDE, OPT_OPT, OPT_KERNEL, OPT_VARIANT,
-    OPT_NO_DEFAULT_VARIANTS, OPT_WERROR, OPT_LINEINFO, OPT_REMARKS, OPT_MAX_ERRORS, OPT_NO_VERIFY, OPT_COMPLETION,
+    OPT_NO_DEFAULT_VARIANTS, OPT_WERROR, OPT_LINEINFO, OPT_REMARKS, OPT_MAX_ERRORS, OPT_NO_VERIFY, OPT_TIME_PHASES, OPT_COMPLETION,
     OPT_VERSION, OPT_HELP,
 } opt_id;
 
@@ -61,7 +61,11 @@ static const blkc_option options[] = {
      "value of a kernel const parameter (int, float, true/false); a NAME that\n"
      "no kernel has is an error"},
     {OPT_INCLUDE, "-I", "DIR", "@dir", "add DIR to the import search path"},
-    {OPT_OPT, "-O0|-O1|-O2|-O3", NULL, NULL, "optimisation level (default -O2)"},
+    {OPT_OPT, "-O0|-O1|-O2|-O3", NULL, NULL,
+     "optimisation level (default -O2). -O1, -O2: LLVM's O2 passes less those\n"
+     "blk's IR never needs, Default codegen (the runtime JIT's pipeline, fast to\n"
+     "compile); -O3: LLVM's default<O3> and Aggressive codegen (slower to\n"
+     "compile); -O0: no LLVM middle end"},
     {OPT_KERNEL, "--kernel", "NAME", NULL, "build only kernel NAME"},
     {OPT_VARIANT, "--variant", "SPEC", NULL,
      "one more PTX entry per kernel: [KERNEL:]NAME=d16|eq1|-,...\n"
@@ -76,6 +80,9 @@ static const blkc_option options[] = {
      "and the dots that missed wgmma only)"},
     {OPT_MAX_ERRORS, "--max-errors", "N", NULL, "stop after N errors (default 20)"},
     {OPT_NO_VERIFY, "--no-verify", NULL, NULL, "do not run the IR verifier between passes"},
+    {OPT_TIME_PHASES, "--time-phases", NULL, NULL,
+     "print each compile phase's wall time to stderr (parse, sema, passes, the\n"
+     "backend's lower, verify, libdevice, llvm-opt, llvm-emit)"},
     {OPT_COMPLETION, "--completion", "SHELL", "bash", "print the completion script for SHELL (bash) and exit"},
     {OPT_VERSION, "--version", NULL, NULL, "print the version and exit"},
     {OPT_HELP, "--help|-h", NULL, NULL, "print this help and exit"},
@@ -264,6 +271,7 @@ int main(int argc, char **argv) {
     const char *input = NULL, *output = NULL, *emit = NULL, *kernel = NULL, *arch = NULL;
     int opt = 2, max_errors = 20;
     int werror = 0, verify = 1;
+    bool time_phases = false;
     blkc_ctx *c = blkc_new();
     if (!c) { fprintf(stderr, "blkc: error: out of memory\n"); return 1; }
     int status = 0;
@@ -319,6 +327,7 @@ int main(int argc, char **argv) {
         case OPT_LINEINFO: blkc_set_lineinfo(c, 1); break;
         case OPT_REMARKS: blkc_set_remarks(c, a[2] ? 2 : 1); break;
         case OPT_NO_VERIFY: verify = 0; break;
+        case OPT_TIME_PHASES: time_phases = true; break;
         }
     }
     if (!status && !input) status = usage_error("%s", "no input file");
@@ -398,6 +407,7 @@ int main(int argc, char **argv) {
             }
         }
     }
+    if (time_phases && rc == 0) fputs(blkc_emit(c, "times"), stderr);
     blkc_free(c);
     return rc;
 }

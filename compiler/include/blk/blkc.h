@@ -95,6 +95,10 @@ int blkc_error_count(const blkc_ctx *c);
  *     // blk-autotune v1 kernel=K key=P,... configs=NAME:VALUE,...;NAME:VALUE,...
  *                            (literal values; none for a kernel whose configs
  *                            use constant expressions)
+ *   "times"                  the wall time of each compile phase so far, one
+ *                            "NAME MS ms" line each: parse, sema, passes, then
+ *                            the backend's (after "ptx"/"llvm"/"meta") lower,
+ *                            verify, libdevice, llvm-opt, llvm-emit; and total
  * The PTX kinds return NULL (with diagnostics) when codegen fails.
  * Returns NULL (with a diagnostic) for an unknown name. */
 const char *blkc_emit(blkc_ctx *c, const char *what);
