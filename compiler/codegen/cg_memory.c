@@ -288,7 +288,8 @@ static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
     return e;
 }
 
-/* Whether a dot of the load's region reads its result as a or b. Such a
+/* Whether a dot of the load's region reads its result (or its trans) as a
+ * or b. Such a
  * value goes to shared memory whatever the mask (the dot stages it), so
  * ptxas cannot drop a select after the load; a tied `other` costs the same
  * one move per element and lets the predicate die at the load instead of
@@ -296,30 +297,49 @@ static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
  * loads) 96 predicates stayed live across the staging barrier and spilled. */
 static bool read_by_dot(ir_inst *in) {
     for (ir_inst *i = in->parent ? in->parent->first : NULL; i; i = i->next)
-        if (i->op == IR_DOT && (i->operands[0] == in->results[0] || i->operands[1] == in->results[0])) return true;
+        if (i->op == IR_DOT && (cg_operand_reads(i->operands[0], in->results[0]) ||
+                                cg_operand_reads(i->operands[1], in->results[0])))
+            return true;
     return false;
 }
 
-static void lower_load(cg_ctx *C, ir_inst *in) {
+void cg_load_prepare(cg_ctx *C, ir_inst *in, cg_load_parts *P) {
     ir_value *r = in->results[0], *ptr = in->operands[0];
     ir_value *mask = in->num_operands > 1 ? in->operands[1] : NULL, *other = in->num_operands > 2 ? in->operands[2] : NULL;
-    blk_dtype t = (blk_dtype)r->type.dtype;
     const vec_access *acc = access_of(C, in);
     const lay_layout *l = r->type.rank ? acc->lay : NULL;
     if (r->type.rank && !l) l = cg_lay(C, r);
-    cg_val pv = cg_get(C, ptr, l), mv = {0}, ov = {0};
-    if (mask) mv = cg_get(C, mask, l);
-    if (other) ov = cg_get(C, other, l);
-    int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
-    cg_val v = cg_new_val(C, n, l);
+    *P = (cg_load_parts){.ld = in, .vec = l ? acc->vec : 1};
+    P->p = cg_get(C, ptr, l);
+    if (mask) P->m = cg_get(C, mask, l);
+    if (other) P->o = cg_get(C, other, l);
+    P->v = cg_new_val(C, l ? lay_num_regs(l, r->type.shape, NULL) : 1, l);
+}
+
+void cg_load_part(cg_ctx *C, cg_load_parts *P, int r0, int r1) {
+    ir_inst *in = P->ld;
+    blk_dtype t = (blk_dtype)in->results[0]->type.dtype;
+    int vec = P->vec, n = P->v.n;
     bool tie = vec > 1 || read_by_dot(in);
-    for (int i = 0; i < n; i += vec) {
-        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL, o[16];
-        for (int j = 0; j < vec; j++) o[j] = other ? ov.v[ov.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
-        load_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, o, tie, v.v + i);
-        if (pred && !tie) v.v[i] = LLVMBuildSelect(C->b, pred, v.v[i], o[0], "");
+    for (int i = r0; i < r1 && i < n; i += vec) {
+        LLVMValueRef pred = P->m.set ? P->m.v[P->m.n == n ? i : 0] : NULL, o[16];
+        for (int j = 0; j < vec; j++) o[j] = P->o.set ? P->o.v[P->o.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
+        load_group(C, in, t, vec, P->p.v[P->p.n == n ? i : 0], pred, o, tie, P->v.v + i);
+        if (pred && !tie) P->v.v[i] = LLVMBuildSelect(C->b, pred, P->v.v[i], o[0], "");
     }
-    cg_set(C, r, v);
+}
+
+/* A load that a dot stages itself (cg_dot_stages_load) is only prepared
+ * here: the dot issues it chunk by chunk after its first barrier. */
+static void lower_load(cg_ctx *C, ir_inst *in) {
+    cg_load_parts P;
+    cg_load_prepare(C, in, &P);
+    if (C->num_staged < CG_MAX_STAGED && cg_dot_stages_load(C, in)) {
+        C->staged[C->num_staged++] = P;
+        return;
+    }
+    cg_load_part(C, &P, 0, P.v.n);
+    cg_set(C, in->results[0], P.v);
 }
 
 static void lower_store(cg_ctx *C, ir_inst *in) {

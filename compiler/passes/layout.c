@@ -387,7 +387,8 @@ static const lay_layout *desc_load_layout(lay_ctx *L, ir_inst *in) {
     return fw.reg_order[0] == fa.reg_order[0] ? w : an;
 }
 
-/* A dot operand loaded from global memory (v = load(p, ...)) is read in
+/* A dot operand loaded from global memory (v = load(p, ...), or its
+ * trans) is read in
  * the access layout without the alignment cap: where alignment is not
  * proven (the fallback variant) the loads stay one element wide
  * (vectorize), but each thread still holds runs of up to 16 bytes along the
@@ -428,7 +429,11 @@ static void back_inst(lay_ctx *L, ir_inst *in) {
         return;
     }
     case IR_DOT:
-        for (int k = 0; k < 2; k++) want_set(L, in->operands[k], staged_layout(L, in->operands[k]));
+        for (int k = 0; k < 2; k++) {
+            ir_value *o = in->operands[k];
+            if (o->def && o->def->op == IR_PERMUTE) o = o->def->operands[0]; /* trans(load) */
+            want_set(L, o, staged_layout(L, o));
+        }
         return;
     case IR_DESC_STORE:
         want_set(L, in->operands[in->num_operands - 1], lay_for_desc(L->a, in, L->ax, L->t->num_warps, L->max_vec_bytes));
