@@ -399,6 +399,14 @@ static const lay_layout *desc_load_layout(lay_ctx *L, ir_inst *in) {
  * is lay_for_access's layout: the d16 variants do not change. */
 static const lay_layout *staged_layout(lay_ctx *L, const ir_value *v) {
     ir_inst *d = v ? v->def : NULL;
+    if (d && d->op == IR_DESC_LOAD && v->type.rank == 2) { /* runs along its fast dim, as lay_for_desc */
+        int fast, eb = dtype_bytes((blk_dtype)v->type.dtype);
+        lay_desc_vec(d, L->ax, L->max_vec_bytes, &fast);
+        int64_t vec = L->max_vec_bytes / (eb > 0 ? eb : 1), per = ir_numel(v->type) / (32 * L->t->num_warps);
+        if (vec > v->type.shape[fast]) vec = v->type.shape[fast];
+        if (per < vec) vec = per < 1 ? 1 : per;
+        return lay_choose_blocked(L->a, 2, v->type.shape, L->t->num_warps, fast, (int)vec);
+    }
     if (!d || d->op != IR_LOAD || !d->operands[0]->type.rank) return NULL;
     return access_run(L->a, d->operands[0], L->ax, L->t->num_warps, L->max_vec_bytes, false);
 }
