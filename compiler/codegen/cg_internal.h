@@ -245,7 +245,7 @@ bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
  * parts->vec) wherever they are wanted. */
 void cg_load_prepare(cg_ctx *C, ir_inst *in, cg_load_parts *parts);
 void cg_load_part(cg_ctx *C, cg_load_parts *parts, int r0, int r1);
-/* cg_dot.c: whether the dot reading load `ld` issues it itself, in chunks
+/* cg_stage.c: whether the dot reading load `ld` issues it itself, in chunks
  * between its staging barriers, rather than the load where it is */
 bool cg_dot_stages_load(cg_ctx *C, ir_inst *ld);
 /* whether v is such a load's result, not issued yet (its trans waits too) */
