@@ -185,7 +185,7 @@ static LLVMValueRef stored_bits(cg_ctx *C, blk_loc loc, blk_dtype t, bool tf32, 
 /* Store operand x (value dims v0, v1 = shape) into tile t: stored row = the
  * value dim that is not t->colv. Registers that run along colv go out as
  * one vector store per aligned group of up to 16 bytes. */
-void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32) {
+void store_regs(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32, int r0, int r1) {
     LLVMBuilderRef b = C->b;
     cg_lay_info li;
     cg_lay_info_get(C, x.lay, 2, ty.shape, &li);
@@ -198,7 +198,7 @@ void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, boo
     /* a tile of 1-byte elements holds f8 as its raw bits (wgmma's e4m3 /
      * e5m2 forms: pl_f8_wgmma), stored as i8 is */
     blk_dtype dt = t->e == 1 ? DT_I8 : (blk_dtype)ty.dtype;
-    for (int r = 0; r < li.nregs && r < x.n; r += w) {
+    for (int r = r0; r < r1 && r < li.nregs && r < x.n; r += w) {
         LLVMValueRef row = cg_reg_coord(C, &li, r, rv);
         LLVMValueRef off = tile_elem(C, t, row, cg_reg_coord(C, &li, r, cv));
         LLVMValueRef v;
@@ -212,6 +212,10 @@ void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, boo
         LLVMValueRef s = LLVMBuildStore(b, v, tile_ptr(C, t, off));
         LLVMSetAlignment(s, (unsigned)(w * t->e));
     }
+}
+
+void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32) {
+    store_regs(C, loc, t, x, ty, tf32, 0, x.n);
 }
 
 /* Zero columns [from, cols) of every stored row (K padding for i8). The
@@ -260,7 +264,6 @@ const pl_entry *operand_entry(cg_ctx *C, ir_value *v, int *colv) {
     return NULL;
 }
 
-static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L);
 static int stored_colv(cg_val x, blk_dtype t, int kdim);
 
 static bool wg_no(wg_plan *p, const char *fmt, ...) {
@@ -330,14 +333,17 @@ bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
     return true;
 }
 
+bool cg_operand_reads(const ir_value *o, const ir_value *v) {
+    return o == v || (o->def && o->def->op == IR_PERMUTE && o->def->operands[0] == v);
+}
+
 /* The dot of `loop`'s body that reads v (directly or through trans) and
  * which operand v is. */
 ir_inst *cg_dot_reading(ir_inst *loop, ir_value *v, int *role) {
     for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
         if (i->op != IR_DOT) continue;
         for (int k = 0; k < 2; k++) {
-            ir_value *o = i->operands[k];
-            if (o == v || (o->def && o->def->op == IR_PERMUTE && o->def->operands[0] == v)) {
+            if (cg_operand_reads(i->operands[k], v)) {
                 *role = k;
                 return i;
             }
@@ -413,7 +419,7 @@ static int stored_colv(cg_val x, blk_dtype t, int kdim) { return pl_stored_colv(
  * warp rows. Its registers (2i, 2i+1) x (4s .. 4s+3) are exactly the A
  * fragment of m tile i, k step s: the accumulator's c0 c1 / c2 c3 of the n8
  * tiles 2s and 2s+1 are a0a1 / a2a3 and a4a5 / a6a7 (TENSORCORES.md). */
-static bool a_in_registers(cg_val av, ir_type t, const lay_layout *L) {
+bool a_in_registers(cg_val av, ir_type t, const lay_layout *L) {
     blk_dtype dt = (blk_dtype)t.dtype;
     if (!av.set || !av.lay || (dt != DT_BF16 && dt != DT_F16 && dt != DT_F8E4M3 && dt != DT_F8E5M2)) return false;
     return lay_is_mma_acc(av.lay, 2, t.shape) && av.lay->wpc[1] == 1 && L->wpc[1] == 1 &&
@@ -654,8 +660,8 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
             else tile_init(&tb_t, bbase, K, N, e, 1);
         }
         cg_barrier(C);
-        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, tf32);
-        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, tf32);
+        if (!ares) stage_operand(C, in, a, &ta_t, av, tf32);
+        if (!bres) stage_operand(C, in, bo, &tb_t, bv, tf32);
         if (Kp > K) {
             if (!ares && acv == 1) zero_pad(C, &ta_t, K);
             if (!bres && bcv == 0) zero_pad(C, &tb_t, K);
@@ -707,7 +713,7 @@ static void lower_mma(cg_ctx *C, ir_inst *in, cg_val av, cg_val bv, cg_val *acc,
 
 /* The accumulator layout of a dot: the assigned one when it has the mma
  * form (layout.c's seeds make it so), else lay_for_dot's and a conversion. */
-static const lay_layout *dot_acc_layout(cg_ctx *C, ir_inst *in) {
+const lay_layout *dot_acc_layout(cg_ctx *C, ir_inst *in) {
     ir_value *a = in->operands[0], *bo = in->operands[1], *res = in->results[0];
     const lay_layout *want = cg_lay(C, res);
     return lay_is_mma_acc(want, 2, res->type.shape)
@@ -840,8 +846,8 @@ bool cg_dot(cg_ctx *C, ir_inst *in) {
     sm_tile unused;
     wg_plan wp;
     cg_val av = {0}, bv = {0};
-    if (!resident_tile(C, a, &unused)) av = cg_get(C, a, cg_lay(C, a));
-    if (!resident_tile(C, bo, &unused)) bv = cg_get(C, bo, cg_lay(C, bo));
+    if (!resident_tile(C, a, &unused)) av = operand_regs(C, a);
+    if (!resident_tile(C, bo, &unused)) bv = operand_regs(C, bo);
     cg_val cv = cg_get(C, c, L);
     cg_val acc = cg_new_val(C, cv.n, L);
     for (int i = 0; i < cv.n; i++) acc.v[i] = cv.v[i];

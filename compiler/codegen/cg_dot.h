@@ -34,6 +34,18 @@ LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueR
 LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);          /* shared-window address */
 int stored_bytes(blk_dtype t);
 void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32);
+/* store_operand's registers [r0, r1) only */
+void store_regs(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32, int r0, int r1);
+/* the accumulator layout a dot computes in */
+const lay_layout *dot_acc_layout(cg_ctx *C, ir_inst *in);
+/* whether operand a (registers av) is read from registers (attention's P) */
+bool a_in_registers(cg_val av, ir_type t, const lay_layout *L);
+/* cg_stage.c: store_operand for dot operand v, or, for a load the dot
+ * issues itself (cg_dot_stages_load), its loads and stores chunk by chunk;
+ * operand_regs: v's registers as the dot takes them (such a load's: not
+ * loaded yet) */
+void stage_operand(cg_ctx *C, ir_inst *dot, ir_value *v, sm_tile *t, cg_val x, bool tf32);
+cg_val operand_regs(cg_ctx *C, ir_value *v);
 /* a located error when a dot would stage more than its limit per thread (F11) */
 bool staged_too_big(cg_ctx *C, ir_inst *in, int64_t elems);
 bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p);
@@ -46,6 +58,8 @@ void fence_async_smem(cg_ctx *C);
 void wg_pass(cg_ctx *C, const char *text, LLVMValueRef *vals, int n);
 
 /* cg_pipe.c */
+/* the uses of v in region r and the regions nested in it */
+int cg_uses_in(const ir_region *r, const ir_value *v);
 /* Dot operand v's resident tile (a ring's slot of this iteration), with
  * colv in v's dims (through trans). */
 bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out);

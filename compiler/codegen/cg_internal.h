@@ -38,6 +38,16 @@ typedef struct {
     bool set;
 } cg_val;
 
+/* A load lowered in pieces (cg_memory.c): its address, mask and `other`
+ * registers, the access width, and its result, whose registers [r0, r1)
+ * cg_load_part fills. */
+typedef struct {
+    ir_inst *ld;
+    int vec;
+    cg_val p, m, o, v;
+} cg_load_parts;
+#define CG_MAX_STAGED 4
+
 struct cg_flow; /* cg_control.c: where yield / continue / break jump */
 struct cg_tile; /* cg_dot.c: a dot operand resident in shared memory (ring slot or hoisted) */
 typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
@@ -90,6 +100,10 @@ typedef struct {
     struct { ir_value *v; int group; } wg_pending[8]; /* group: its commit's index */
     int num_wg_pending;
     struct cg_mma_pf *mma_pf; /* the loop whose dot's first fragments run ahead (cg_dot.h) */
+    /* loads a dot performs itself, chunk by chunk, while it stages them
+     * (cg_dot_stages_load): prepared where the load is, not yet issued */
+    cg_load_parts staged[CG_MAX_STAGED];
+    int num_staged;
     struct cg_remat *remat;   /* cg_get: values already recomputed in a layout */
     int num_remat, cap_remat;
     int num_warps;
@@ -226,6 +240,16 @@ bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
 bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf, ASSERT through __assertfail */
 bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
+/* cg_memory.c: a load in pieces: prepare (address, mask, other; the result
+ * allocated) where the load is, then its registers [r0, r1) (multiples of
+ * parts->vec) wherever they are wanted. */
+void cg_load_prepare(cg_ctx *C, ir_inst *in, cg_load_parts *parts);
+void cg_load_part(cg_ctx *C, cg_load_parts *parts, int r0, int r1);
+/* cg_stage.c: whether the dot reading load `ld` issues it itself, in chunks
+ * between its staging barriers, rather than the load where it is */
+bool cg_dot_stages_load(cg_ctx *C, ir_inst *ld);
+/* whether v is such a load's result, not issued yet (its trans waits too) */
+bool cg_dot_staged(cg_ctx *C, ir_value *v);
 /* cg_dot.c: the pipeliner's plan for one for loop (pipeliner.h). begin: in
  * the preheader (lb, ub, step: i64), hoisted tiles and the first S-1
  * iterations' copies; top: at the start of the body, after the induction

@@ -148,9 +148,10 @@ static bool needs_asm(ir_inst *in, bool masked) {
  * groups elements whose mask is the same (constancy), so this is exactly
  * where(mask, load, other). A single element keeps the select after the
  * load (lower_load), which ptxas drops where the value is only used under
- * the same predicate (a masked copy); it cannot drop the move. */
+ * the same predicate (a masked copy); it cannot drop the move. tie: tie
+ * other for a single element too (lower_load: dot operands). */
 static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred,
-                       LLVMValueRef *other, LLVMValueRef *out) {
+                       LLVMValueRef *other, bool tie, LLVMValueRef *out) {
     LLVMBuilderRef b = C->b;
     int eb = dtype_bytes(t);
     if (!needs_asm(in, pred != NULL)) {
@@ -193,7 +194,7 @@ static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRe
     int na = 0;
     if (pred) args[na++] = pred;
     args[na++] = p;
-    if (pred && vec > 1) { /* the masked-off value, tied to output i */
+    if (pred && tie) { /* the masked-off value, tied to output i */
         pack_words(C, t, &w, other, vec, args + na);
         for (int i = 0; i < nout; i++) cpos += snprintf(cons + cpos, sizeof cons - (size_t)cpos, ",%d", i);
         na += nout;
@@ -287,25 +288,58 @@ static const vec_access *access_of(cg_ctx *C, ir_inst *in) {
     return e;
 }
 
-static void lower_load(cg_ctx *C, ir_inst *in) {
+/* Whether a dot of the load's region reads its result (or its trans) as a
+ * or b. Such a
+ * value goes to shared memory whatever the mask (the dot stages it), so
+ * ptxas cannot drop a select after the load; a tied `other` costs the same
+ * one move per element and lets the predicate die at the load instead of
+ * living until the store: in the fallback variant of matmul (one-element
+ * loads) 96 predicates stayed live across the staging barrier and spilled. */
+static bool read_by_dot(ir_inst *in) {
+    for (ir_inst *i = in->parent ? in->parent->first : NULL; i; i = i->next)
+        if (i->op == IR_DOT && (cg_operand_reads(i->operands[0], in->results[0]) ||
+                                cg_operand_reads(i->operands[1], in->results[0])))
+            return true;
+    return false;
+}
+
+void cg_load_prepare(cg_ctx *C, ir_inst *in, cg_load_parts *P) {
     ir_value *r = in->results[0], *ptr = in->operands[0];
     ir_value *mask = in->num_operands > 1 ? in->operands[1] : NULL, *other = in->num_operands > 2 ? in->operands[2] : NULL;
-    blk_dtype t = (blk_dtype)r->type.dtype;
     const vec_access *acc = access_of(C, in);
     const lay_layout *l = r->type.rank ? acc->lay : NULL;
     if (r->type.rank && !l) l = cg_lay(C, r);
-    cg_val pv = cg_get(C, ptr, l), mv = {0}, ov = {0};
-    if (mask) mv = cg_get(C, mask, l);
-    if (other) ov = cg_get(C, other, l);
-    int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
-    cg_val v = cg_new_val(C, n, l);
-    for (int i = 0; i < n; i += vec) {
-        LLVMValueRef pred = mask ? mv.v[mv.n == n ? i : 0] : NULL, o[16];
-        for (int j = 0; j < vec; j++) o[j] = other ? ov.v[ov.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
-        load_group(C, in, t, vec, pv.v[pv.n == n ? i : 0], pred, o, v.v + i);
-        if (pred && vec == 1) v.v[i] = LLVMBuildSelect(C->b, pred, v.v[i], o[0], "");
+    *P = (cg_load_parts){.ld = in, .vec = l ? acc->vec : 1};
+    P->p = cg_get(C, ptr, l);
+    if (mask) P->m = cg_get(C, mask, l);
+    if (other) P->o = cg_get(C, other, l);
+    P->v = cg_new_val(C, l ? lay_num_regs(l, r->type.shape, NULL) : 1, l);
+}
+
+void cg_load_part(cg_ctx *C, cg_load_parts *P, int r0, int r1) {
+    ir_inst *in = P->ld;
+    blk_dtype t = (blk_dtype)in->results[0]->type.dtype;
+    int vec = P->vec, n = P->v.n;
+    bool tie = vec > 1 || read_by_dot(in);
+    for (int i = r0; i < r1 && i < n; i += vec) {
+        LLVMValueRef pred = P->m.set ? P->m.v[P->m.n == n ? i : 0] : NULL, o[16];
+        for (int j = 0; j < vec; j++) o[j] = P->o.set ? P->o.v[P->o.n == n ? i + j : 0] : LLVMConstNull(cg_type(C, t));
+        load_group(C, in, t, vec, P->p.v[P->p.n == n ? i : 0], pred, o, tie, P->v.v + i);
+        if (pred && !tie) P->v.v[i] = LLVMBuildSelect(C->b, pred, P->v.v[i], o[0], "");
     }
-    cg_set(C, r, v);
+}
+
+/* A load that a dot stages itself (cg_dot_stages_load) is only prepared
+ * here: the dot issues it chunk by chunk after its first barrier. */
+static void lower_load(cg_ctx *C, ir_inst *in) {
+    cg_load_parts P;
+    cg_load_prepare(C, in, &P);
+    if (C->num_staged < CG_MAX_STAGED && cg_dot_stages_load(C, in)) {
+        C->staged[C->num_staged++] = P;
+        return;
+    }
+    cg_load_part(C, &P, 0, P.v.n);
+    cg_set(C, in->results[0], P.v);
 }
 
 static void lower_store(cg_ctx *C, ir_inst *in) {
@@ -462,6 +496,7 @@ static void lower_desc(cg_ctx *C, ir_inst *in) {
     cg_val sv = {0};
     if (st) sv = cg_get(C, blk, l);
     cg_val out = cg_new_val(C, li.nregs, l);
+    bool tie = vec > 1 || (!st && read_by_dot(in));
     LLVMTypeRef mt = cg_mem_type(C, t);
     LLVMValueRef zero64 = LLVMConstInt(C->i64, 0, 0);
     for (int i = 0; i < li.nregs; i += vec) {
@@ -480,9 +515,9 @@ static void lower_desc(cg_ctx *C, ir_inst *in) {
         } else {
             LLVMValueRef zeros[16];
             for (int j = 0; j < vec; j++) zeros[j] = LLVMConstNull(cg_type(C, t));
-            load_group(C, in, t, vec, ptr, inside, zeros, out.v + i);
+            load_group(C, in, t, vec, ptr, inside, zeros, tie, out.v + i);
             for (int j = 0; j < vec; j++) {
-                if (vec == 1) out.v[i] = LLVMBuildSelect(b, inside, out.v[i], zeros[0], "");
+                if (!tie) out.v[i] = LLVMBuildSelect(b, inside, out.v[i], zeros[0], "");
                 if (vt != t) out.v[i + j] = cg_cast_scalar(C, in->loc, t, vt, out.v[i + j]);
             }
         }

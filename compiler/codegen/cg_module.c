@@ -395,6 +395,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     C->work = 0;
     C->flow = NULL;
     C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+    C->num_staged = 0;
     if (!planned || !C->vals || !C->tiles) { C->failed = true; return; }
 
     ir_region *body = f->body;

@@ -50,13 +50,12 @@ bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out) {
     return true;
 }
 
-static int uses_in(const ir_region *r, const ir_value *v);
 
 static bool reads(const ir_inst *in, const ir_value *v) {
     for (int k = 0; k < in->num_operands; k++)
         if (in->operands[k] == v) return true;
     for (int k = 0; k < in->num_regions; k++)
-        if (uses_in(in->regions[k], v)) return true;
+        if (cg_uses_in(in->regions[k], v)) return true;
     return false;
 }
 
@@ -107,7 +106,8 @@ bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
     }
     if (in->op == IR_PERMUTE) {
         struct cg_tile *t = tile_of(C, in->operands[0]);
-        return t && t->e->kind == PL_RING;
+        /* the trans of a load its dot issues itself is renamed there */
+        return (t && t->e->kind == PL_RING) || cg_dot_staged(C, in->operands[0]);
     }
     return false;
 }
@@ -242,11 +242,11 @@ int cg_pipe_stages(cg_ctx *C, ir_inst *loop) {
     return s;
 }
 
-static int uses_in(const ir_region *r, const ir_value *v) {
+int cg_uses_in(const ir_region *r, const ir_value *v) {
     int n = 0;
     for (const ir_inst *i = r->first; i; i = i->next) {
         for (int k = 0; k < i->num_operands; k++) n += i->operands[k] == v;
-        for (int k = 0; k < i->num_regions; k++) n += uses_in(i->regions[k], v);
+        for (int k = 0; k < i->num_regions; k++) n += cg_uses_in(i->regions[k], v);
     }
     return n;
 }
@@ -256,7 +256,7 @@ static int uses_in(const ir_region *r, const ir_value *v) {
 static int yield_slot(ir_inst *loop, ir_inst *dot) {
     ir_region *body = loop->regions[0];
     ir_inst *y = body->last;
-    if (dot->parent != body || !y || y->op != IR_YIELD || uses_in(body, dot->results[0]) != 1) return -1;
+    if (dot->parent != body || !y || y->op != IR_YIELD || cg_uses_in(body, dot->results[0]) != 1) return -1;
     for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
         if (y->operands[k] == dot->results[0]) return k;
     return -1;
@@ -285,7 +285,7 @@ static bool dots_flat(const ir_region *body) {
 static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
     int before = 0;
     for (ir_inst *i = body->first; i != dot; i = i->next) before += reads(i, arg);
-    if (!before || before != uses_in(body, arg)) return false;
+    if (!before || before != cg_uses_in(body, arg)) return false;
     ir_inst *last = NULL; /* the last dot committed so far */
     bool full = false;
     for (ir_inst *i = body->first; i != dot; i = i->next) {
@@ -314,7 +314,7 @@ int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
      * copies run S-2 ahead); one completed in its own iteration does not */
     if (cg_pipe_stages(C, loop) < 3) return WG_USE;
     ir_value *arg = body->args.data[1 + k];
-    if (!p.areg && dot->operands[2] == arg && uses_in(body, arg) == 1) return WG_KEEP1;
+    if (!p.areg && dot->operands[2] == arg && cg_uses_in(body, arg) == 1) return WG_KEEP1;
     return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
 }
 

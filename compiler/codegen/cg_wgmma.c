@@ -119,8 +119,8 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
             else tile_init_wg(&tb_t, bbase, K, N, e, 1, 0);
         }
         cg_barrier(C);
-        if (!ares) store_operand(C, in->loc, &ta_t, av, a->type, ta == DT_F32);
-        if (!bres) store_operand(C, in->loc, &tb_t, bv, bo->type, ta == DT_F32);
+        if (!ares) stage_operand(C, in, a, &ta_t, av, ta == DT_F32);
+        if (!bres) stage_operand(C, in, bo, &tb_t, bv, ta == DT_F32);
         fence_async_smem(C);
         cg_barrier(C);
     }

@@ -260,8 +260,11 @@ void lay_print(blk_strbuf *out, const lay_layout *l) {
 
 /* ---- assignment ---- */
 
-const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
-                                 int max_vec_bytes) {
+/* aligned: cap the run by the pointer's proven alignment (a vector access
+ * needs it); a dot operand staged through shared memory does not
+ * (staged_layout). */
+static const lay_layout *access_run(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
+                                    int max_vec_bytes, bool aligned) {
     int rank = ptr->type.rank;
     if (!rank) return NULL;
     const ax_info *i = ax_get(ax, ptr);
@@ -274,11 +277,16 @@ const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_tab
     if (i->contig[fast] < vec) vec = i->contig[fast];
     int64_t align = i->div[fast] / eb;
     if (align < 1) align = 1;
-    if (align < vec) vec = align;
+    if (aligned && align < vec) vec = align;
     int64_t per_thread = ir_numel(ptr->type) / (32 * num_warps);
     if (per_thread < 1) per_thread = 1;
     if (per_thread < vec) vec = per_thread;
     return lay_choose_blocked(a, rank, ptr->type.shape, num_warps, fast, (int)vec);
+}
+
+const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
+                                 int max_vec_bytes) {
+    return access_run(a, ptr, ax, num_warps, max_vec_bytes, true);
 }
 
 /* DESC_LOAD / DESC_STORE: base, dims[r], strides[r], offsets[r] (, value).
@@ -379,6 +387,30 @@ static const lay_layout *desc_load_layout(lay_ctx *L, ir_inst *in) {
     return fw.reg_order[0] == fa.reg_order[0] ? w : an;
 }
 
+/* A dot operand loaded from global memory (v = load(p, ...), or its
+ * trans) is read in
+ * the access layout without the alignment cap: where alignment is not
+ * proven (the fallback variant) the loads stay one element wide
+ * (vectorize), but each thread still holds runs of up to 16 bytes along the
+ * contiguous dim, so one address register and one 16-byte st.shared serve a
+ * run, instead of one of each per element. The per-element form kept ~300
+ * address, predicate and accumulator registers live in matmul's loop and
+ * spilled (docs/codegen.md, "Staged operands"). Where alignment holds this
+ * is lay_for_access's layout: the d16 variants do not change. */
+static const lay_layout *staged_layout(lay_ctx *L, const ir_value *v) {
+    ir_inst *d = v ? v->def : NULL;
+    if (d && d->op == IR_DESC_LOAD && v->type.rank == 2) { /* runs along its fast dim, as lay_for_desc */
+        int fast, eb = dtype_bytes((blk_dtype)v->type.dtype);
+        lay_desc_vec(d, L->ax, L->max_vec_bytes, &fast);
+        int64_t vec = L->max_vec_bytes / (eb > 0 ? eb : 1), per = ir_numel(v->type) / (32 * L->t->num_warps);
+        if (vec > v->type.shape[fast]) vec = v->type.shape[fast];
+        if (per < vec) vec = per < 1 ? 1 : per;
+        return lay_choose_blocked(L->a, 2, v->type.shape, L->t->num_warps, fast, (int)vec);
+    }
+    if (!d || d->op != IR_LOAD || !d->operands[0]->type.rank) return NULL;
+    return access_run(L->a, d->operands[0], L->ax, L->t->num_warps, L->max_vec_bytes, false);
+}
+
 static ir_inst *terminator(ir_region *r) { return r ? r->last : NULL; }
 
 /* The region's YIELD, or NULL (it ends in another terminator). */
@@ -404,6 +436,13 @@ static void back_inst(lay_ctx *L, ir_inst *in) {
         for (int k = 0; k < in->num_operands; k++) want_set(L, in->operands[k], an);
         return;
     }
+    case IR_DOT:
+        for (int k = 0; k < 2; k++) {
+            ir_value *o = in->operands[k];
+            if (o->def && o->def->op == IR_PERMUTE) o = o->def->operands[0]; /* trans(load) */
+            want_set(L, o, staged_layout(L, o));
+        }
+        return;
     case IR_DESC_STORE:
         want_set(L, in->operands[in->num_operands - 1], lay_for_desc(L->a, in, L->ax, L->t->num_warps, L->max_vec_bytes));
         return;
