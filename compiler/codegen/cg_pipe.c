@@ -715,7 +715,9 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     blk_dtype ivt = (blk_dtype)loop->regions[0]->args.data[0]->type.dtype;
     if (dtype_bits(ivt) <= 32 && LLVMIsAConstantInt(t0->step) && LLVMConstIntGetSExtValue(t0->step) > 0 &&
         LLVMConstIntGetSExtValue(t0->step) <= INT_MAX) {
-        LLVMValueRef d = LLVMBuildSub(b, LLVMBuildTrunc(b, iv, C->i32, ""), LLVMBuildTrunc(b, t0->lb, C->i32, ""), "");
+        LLVMValueRef iv32 = LLVMBuildTrunc(b, iv, C->i32, ""); /* one emission per statement (F7) */
+        LLVMValueRef lb32 = LLVMBuildTrunc(b, t0->lb, C->i32, "");
+        LLVMValueRef d = LLVMBuildSub(b, iv32, lb32, "");
         LLVMValueRef it32 = LLVMBuildUDiv(b, d, LLVMBuildTrunc(b, t0->step, C->i32, ""), "");
         slot = LLVMBuildURem(b, it32, cg_const_i32(C, S), "");
     }
