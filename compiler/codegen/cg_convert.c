@@ -12,7 +12,8 @@
  * permute of a blocked layout is free when the result's layout is the
  * permuted one (the registers are merely renamed); the other shape ops
  * always go through memory (lower_gather: one element at a time;
- * cg_convert: vectors, below). No bank-conflict padding or swizzling.
+ * cg_convert: vectors, below; its rows swizzled where one warp access
+ * meets several rows).
  */
 #include <string.h>
 
@@ -47,18 +48,76 @@ static void write_all(cg_ctx *C, LLVMValueRef base, cg_val x, ir_type t, int64_t
                    (blk_dtype)t.dtype, x.v[i]);
 }
 
-/* ---- cg_convert: vector accesses ----
+/* ---- cg_convert: vector accesses, swizzled rows ----
  *
  * A thread's registers that hold consecutive elements of the last dim (a
  * run inside one spt group: coord = base + ... + k % spt, base a multiple
  * of spt) are written and read as one vector of up to 16 bytes: the mma
  * accumulator's pairs as 4 bytes, a coalesced store layout's 8 bf16 as 16
  * (sm_80 attention's epilogue: 96 st.shared.b16 and 120 ld.shared.u16 per
- * thread became 4-byte stores and 16-byte loads). Not padded: padding the
- * rows (the accumulator layout writes 8 rows of 4 lanes at once, all in
- * the same banks when rows are 128-byte multiples) changed LLVM's block
- * placement around attention's loop so that ptxas serialized its wgmmas
- * (C7515, the ptx tests), for at most ~2% of the epilogue. */
+ * thread became 4-byte stores and 16-byte loads).
+ *
+ * The accumulator layouts write 8 rows of 4 lanes at once: with rows of a
+ * multiple of 128 bytes, all 8 in the same banks (an 8-way conflict per
+ * store in attention's epilogue, ncu). So where a side's warp access meets
+ * several rows with under 128 bytes of each, 16-byte chunk c of row r is
+ * stored at chunk c ^ (r % 8) (fewer for rows under 128 bytes): the 8 rows
+ * land in 8 different chunks, and a 128-byte run of one row stays in its
+ * 128 bytes, permuted. A vector access of at most 16 bytes, aligned to its
+ * size, never straddles a chunk. (Padding the rows instead changed LLVM's
+ * block placement around attention's loop so that ptxas serialized its
+ * wgmmas: C7515, caught by the ptx tests.) */
+
+/* whether one warp access in layout li (v-element vectors) meets several
+ * rows with less than 128 bytes of each */
+static bool rows_collide(const cg_lay_info *li, int v, int eb) {
+    if (li->rank < 2) return false;
+    int last = li->f.dims[li->rank - 1], prev = li->f.dims[li->rank - 2];
+    return li->f.tpw[prev] > 1 && li->f.tpw[last] * v * eb < 128;
+}
+
+/* the chunks a row's swizzle permutes (rows of rb bytes): 0 for none */
+static int swizzle_chunks(int64_t rb) {
+    if (rb < 32 || (rb & (rb - 1))) return 0;
+    return rb >= 128 ? 8 : (int)(rb / 16);
+}
+
+/* The scratch address of register r of layout li (eb-byte elements, rows
+ * of rb bytes): row-major, its 16-byte chunk XORed with its row modulo k
+ * when k. A thread's coordinates are its base plus a constant per register
+ * (cg_reg_offsets); the XOR takes the base and the constant's part below
+ * 16k bytes only, since (x + h) ^ s = (x ^ s) + h for h a multiple of 16k
+ * and s < 16k: a thread computes one swizzled column per distinct low
+ * part, not one address per register (an XOR per register of matmul's
+ * epilogue made matmul_persistent spill). */
+static LLVMValueRef scratch_addr(cg_ctx *C, LLVMValueRef base, const cg_lay_info *li, int r, int eb, int64_t rb, int k) {
+    LLVMBuilderRef b = C->b;
+    if (!k) {
+        LLVMValueRef off = LLVMBuildMul(b, cg_reg_linear(C, li, r), cg_const_i32(C, eb), "");
+        return LLVMBuildGEP2(b, C->i8, base, &off, 1, "");
+    }
+    int64_t off[IR_MAX_RANK], rc = 0, stride = 1, span = 16 * k;
+    cg_reg_offsets(li, r, off);
+    int last = li->rank - 1;
+    LLVMValueRef row = cg_const_i32(C, 0);
+    for (int d = last - 1; d >= 0; d--) {
+        LLVMValueRef t = LLVMBuildMul(b, li->base[d], cg_const_i32(C, stride), "");
+        row = LLVMBuildAdd(b, row, t, "");
+        rc += off[d] * stride;
+        stride *= li->shape[d];
+    }
+    int64_t cb = off[last] * eb;
+    LLVMValueRef rlow = LLVMBuildAdd(b, row, cg_const_i32(C, rc % k), "");
+    LLVMValueRef sel = LLVMBuildAnd(b, rlow, cg_const_i32(C, k - 1), "");
+    LLVMValueRef sw = LLVMBuildShl(b, sel, cg_const_i32(C, 4), "");
+    LLVMValueRef col = LLVMBuildMul(b, li->base[last], cg_const_i32(C, eb), "");
+    LLVMValueRef cl = LLVMBuildAdd(b, col, cg_const_i32(C, cb % span), "");
+    LLVMValueRef x = LLVMBuildXor(b, cl, sw, "");
+    LLVMValueRef rowb = LLVMBuildMul(b, row, cg_const_i32(C, rb), "");
+    LLVMValueRef at = LLVMBuildAdd(b, rowb, x, "");
+    LLVMValueRef o = LLVMBuildAdd(b, at, cg_const_i32(C, rc * rb + cb - cb % span), "");
+    return LLVMBuildGEP2(b, C->i8, base, &o, 1, "");
+}
 
 /* the widest run (elements, a power of two) of consecutive last-dim
  * elements in one thread's registers, aligned, at most 16 bytes */
@@ -103,12 +162,15 @@ cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout 
     LLVMValueRef base = cg_smem_aligned(C, loc, ir_numel(t) * eb, 16);
     LLVMTypeRef et = cg_mem_type(C, dt);
     cg_barrier(C);
-    cg_lay_info wi;
+    cg_lay_info wi, li;
     cg_lay_info_get(C, x.lay, t.rank, t.shape, &wi);
-    int wv = x.n >= wi.nregs ? run_width(&wi, eb) : 1;
+    cg_lay_info_get(C, to, t.rank, t.shape, &li);
+    int wv = x.n >= wi.nregs ? run_width(&wi, eb) : 1, rv = run_width(&li, eb);
+    int64_t rb = (int64_t)t.shape[t.rank - 1] * eb;
+    int k = rows_collide(&wi, wv, eb) || rows_collide(&li, rv, eb) ? swizzle_chunks(rb) : 0;
     for (int i = 0; i < wi.nregs && i < x.n; i++) {
         if (!group_first(&wi, i, wv)) continue;
-        LLVMValueRef at = smem_addr(C, base, cg_reg_linear(C, &wi, i), dt), v;
+        LLVMValueRef at = scratch_addr(C, base, &wi, i, eb, rb, k), v;
         if (wv == 1) v = x.v[i];
         else {
             v = LLVMGetUndef(LLVMVectorType(et, (unsigned)wv));
@@ -117,13 +179,10 @@ cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout 
         LLVMSetAlignment(LLVMBuildStore(b, v, at), (unsigned)(wv * eb));
     }
     cg_barrier(C);
-    cg_lay_info li;
-    cg_lay_info_get(C, to, t.rank, t.shape, &li);
-    int rv = run_width(&li, eb);
     cg_val r = cg_new_val(C, li.nregs, to);
     for (int i = 0; i < li.nregs; i++) {
         if (!group_first(&li, i, rv)) continue;
-        LLVMValueRef at = smem_addr(C, base, cg_reg_linear(C, &li, i), dt);
+        LLVMValueRef at = scratch_addr(C, base, &li, i, eb, rb, k);
         LLVMTypeRef ty = rv == 1 ? et : LLVMVectorType(et, (unsigned)rv);
         LLVMValueRef v = LLVMBuildLoad2(b, ty, at, "");
         LLVMSetAlignment(v, (unsigned)(rv * eb));

@@ -60,6 +60,7 @@ typedef struct {
     int panel, box_rows; /* box, fastest first */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
     ir_value *z;         /* a 3-d map's plane coordinate (NULL: 2-d) */
+    ir_inst *hoist;      /* a HOIST tile's load before this loop, issued once by its producer (cg_ws.c), or NULL */
     const char *meta;    /* its blk-meta tmaps= entry */
     LLVMValueRef map;    /* the grid-constant CUtensorMap parameter */
 } cg_tma;
@@ -295,6 +296,10 @@ void cg_ws_plan(cg_ctx *C);
 void cg_ws_entry(cg_ctx *C);
 void cg_ws_producer(cg_ctx *C, ir_inst *loop, int stages, LLVMValueRef full, LLVMValueRef empty);
 int cg_ws_threads(const cg_ctx *C);
+/* whether hoisted tiles come by TMA (the producer issues them once, before
+ * its loop, on one barrier: hoist_bar, a 32-bit shared address) */
+bool cg_ws_has_hoisted(const cg_ctx *C);
+LLVMValueRef cg_ws_hoist_bar(cg_ctx *C);
 /* named barriers: 0 is the whole program's; with a producer, the
  * consumers sync on CG_BAR_CONSUMERS and meet the producer's first warp on
  * CG_BAR_HANDOFF once the ring's memory and barriers are ready */
@@ -304,6 +309,8 @@ void cg_named_barrier(cg_ctx *C, int id, int threads, bool aligned);
  * shared address) with the bytes of every ring's slot and issue their
  * boxes for the iteration with induction variable iv64, where on (i32) */
 void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on);
+/* the same for the hoisted tiles that TMA fills (once, on bar32) */
+void cg_pipe_produce_hoisted(cg_ctx *C, ir_inst *loop, LLVMValueRef bar32, LLVMValueRef on);
 LLVMValueRef cg_mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot);
 LLVMValueRef cg_ws_empties(cg_ctx *C, LLVMValueRef mbar, int S); /* empty[0] after S full ones */
 int cg_pipe_stages(cg_ctx *C, ir_inst *loop);                    /* the loop's ring depth */

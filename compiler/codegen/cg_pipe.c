@@ -102,7 +102,8 @@ bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
     if (C->num_wg_pending) drain_for(C, in);
     if (in->op == IR_LOAD || in->op == IR_DESC_LOAD) {
         struct cg_tile *t = tile_of(C, in->results[0]);
-        return t && t->e->kind == PL_RING;
+        const cg_tma *m = cg_tma_of(C, in);
+        return (t && t->e->kind == PL_RING) || (m && m->hoist); /* the producer issues a hoisted tile's box */
     }
     if (in->op == IR_PERMUTE) {
         struct cg_tile *t = tile_of(C, in->operands[0]);
@@ -444,6 +445,18 @@ void cg_pipe_spread(cg_ctx *C, cg_mma_pf *pf, int s, int steps) {
     }
 }
 
+void cg_pipe_produce_hoisted(cg_ctx *C, ir_inst *loop, LLVMValueRef bar32, LLVMValueRef on) {
+    int bytes = 0;
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].hoist == loop) bytes += tile_of(C, C->tma[j].ld->results[0])->e->bytes;
+    cg_mbar_expect(C, bar32, bytes, on);
+    for (int j = 0; j < C->num_tma; j++) {
+        ir_inst *ld = C->tma[j].ld;
+        if (C->tma[j].hoist == loop)
+            tma_fill(C, loop, tile_of(C, ld->results[0]), ld, LLVMConstInt(C->i64, 0, 0), cg_const_i32(C, 0), bar32, on);
+    }
+}
+
 void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef slot, LLVMValueRef full, LLVMValueRef on) {
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), bytes = 0;
@@ -526,9 +539,10 @@ static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef u
             else tile_init(&rt->t, base, rows, cols, eb, e->colv);
             rt->e = e;
             rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
+            if (e->kind == PL_HOIST && v->def && cg_tma_of(C, v->def)) rt->tma = cg_tma_of(C, v->def);
             rt->lb = lb, rt->ub = ub, rt->step = step;
             rt->reserved_before = reserved;
-            if (e->kind == PL_HOIST) {
+            if (e->kind == PL_HOIST && !rt->tma) {
                 store_operand(C, loop->loc, &rt->t, cg_get(C, v, cg_lay(C, v)), v->type, dt == DT_F32);
                 if (wg) fence_async_smem(C); /* generic-proxy stores, read by wgmma's async proxy */
                 hoisted = true;
@@ -647,8 +661,11 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
          * meet the producer once this memory is no longer scratch */
         int S = cg_pipe_stages(C, loop);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
+        bool tma_hoist = cg_ws_has_hoisted(C);
+        if (tma_hoist) fence_async_smem(C); /* TMA's writes come after this memory's generic accesses */
         cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
         cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
+        if (tma_hoist) cg_mbar_wait(C, cg_ws_hoist_bar(C), cg_const_i32(C, 0)); /* its only phase */
     } else if (tm) {
         /* one mbarrier per slot; the memory was scratch written through the
          * generic proxy, which TMA's async-proxy writes must come after */

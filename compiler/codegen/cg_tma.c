@@ -35,7 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cg_internal.h"
+#include "cg_dot.h"
 
 /* An integer sum of products of kernel arguments and constants, as the
  * runtime's tmaps= grammar takes it (docs/runtime.md): flat, no
@@ -329,10 +329,19 @@ static bool plane_text(cg_ctx *C, tma_form *tf, blk_strbuf *out) {
 static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     ir_value *v = ld->results[0];
     const pl_entry *e = pl_get(C->pl, v);
-    if (!e || e->kind != PL_RING || e->loop != loop) return "";
+    /* a HOIST tile loaded just before the loop (attention's Q): its box is
+     * issued once, by the loop's producer warpgroup if it gets one (cg_ws.c
+     * keeps the map then, else the tile is stored from registers) */
+    bool hoist = e && e->kind == PL_HOIST && ld->op == IR_LOAD && ld->parent == loop->parent;
+    if (hoist && getenv("BLK_NO_HOIST_TMA")) return ""; /* A/B runs: every hoisted tile from registers */
+    if (!e || (e->kind != PL_RING && !hoist) || e->loop != loop) return "";
     int role;
     ir_inst *dot = cg_dot_reading(loop, v, &role);
     if (!dot || !cg_dot_takes_wgmma(C, dot)) return "";
+    int dots = 0; /* the tile replaces the registers: every reader is one of the loop's dots */
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+        dots += i->op == IR_DOT && (i->operands[0] == v) + (i->operands[1] == v);
+    if (hoist && cg_uses_in(C->f->body, v) != dots) return "it is read outside the loop's dots";
     if (C->num_tma == CG_MAX_TMA) return "more tensor maps than a kernel takes";
     tma_form tf = {0};
     if (ld->op == IR_DESC_LOAD) {
@@ -377,13 +386,13 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     if (ok) {
         cg_tma *m = &C->tma[C->num_tma++];
         *m = (cg_tma){.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
-                      .z = tf.z};
+                      .z = tf.z, .hoist = hoist ? loop : NULL};
         size_t n = strlen(text.data) + 1;
         char *s = arena_alloc(C->a, n);
         if (s) memcpy(s, text.data, n);
         m->meta = s;
         if (!s) C->failed = true;
-        if ((C->remarks & CG_REMARKS) && !C->failed)
+        if ((C->remarks & CG_REMARKS) && !C->failed && !hoist) /* a hoisted tile's remark: cg_ws.c */
             diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d box%s of %dx%d per slot (tensor map %s)",
                         C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R),
                         (cols / panel) * (rows / R) == 1 ? "" : "es", panel, R, s);
@@ -401,6 +410,13 @@ static void walk(cg_ctx *C, ir_region *r) {
     for (ir_inst *in = r->first; in; in = in->next) {
         for (int k = 0; k < in->num_regions; k++) walk(C, in->regions[k]);
         if (in->op != IR_FOR) continue;
+        for (ir_inst *i = r->first; i != in; i = i->next) /* its hoisted tiles' loads */
+            if (i->op == IR_LOAD && i->num_results) {
+                const char *why = consider(C, in, i);
+                if (why && *why && C->remarks)
+                    diag_remark(C->diag, i->loc, "load in %s: tile stored from registers, not TMA: %s",
+                                C->entry ? C->entry : C->f->name, why);
+            }
         for (ir_inst *i = in->regions[0]->first; i; i = i->next)
             if ((i->op == IR_DESC_LOAD || i->op == IR_LOAD) && i->num_results) {
                 const char *why = consider(C, in, i);

@@ -168,6 +168,39 @@ static void plan_region(cg_ctx *C, ir_region *r) {
     }
 }
 
+/* A hoisted tile's map (cg_tma.c) stays where the producer can issue its
+ * box: the tile of the warp-specialized loop, with the box's coordinates in
+ * the slice. The others are dropped before the parameters are bound, and
+ * those tiles are stored from registers as before. */
+static void keep_hoisted(cg_ctx *C) {
+    int n = 0;
+    for (int j = 0; j < C->num_tma; j++) {
+        cg_tma *m = &C->tma[j];
+        const char *why = NULL;
+        if (m->hoist && m->hoist != C->ws_loop) why = "its loop has no producer warpgroup";
+        ir_value *need[3] = {m->off[0], m->off[1], m->z};
+        for (int k = 0; m->hoist && !why && k < 3; k++)
+            if (need[k] && !slice_ok(C, m->hoist, NULL, need[k], C->ws_mark))
+                why = "a box coordinate is not scalar arithmetic on arguments";
+        if (m->hoist && C->remarks && (why || (C->remarks & CG_REMARKS))) {
+            const char *who = C->entry ? C->entry : C->f->name;
+            if (why) diag_remark(C->diag, m->ld->loc, "load in %s: tile stored from registers, not TMA: %s", who, why);
+            else
+                diag_remark(C->diag, m->ld->loc,
+                            "load in %s: tile filled by TMA before the loop, issued by the producer warpgroup "
+                            "(tensor map %s)", who, m->meta);
+        }
+        if (!why) C->tma[n++] = *m;
+    }
+    C->num_tma = n;
+}
+
+bool cg_ws_has_hoisted(const cg_ctx *C) {
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].hoist) return true;
+    return false;
+}
+
 void cg_ws_plan(cg_ctx *C) {
     C->ws_loop = NULL;
     C->ws_producer = NULL;
@@ -175,8 +208,8 @@ void cg_ws_plan(cg_ctx *C) {
     C->ws_outer = NULL;
     C->ws_count = NULL;
     const char *off = getenv("BLK_DISABLE_WS");
-    if (!C->num_tma || !tgt_has(C->tgt, TGT_CAP_WGMMA) || (off && *off && strcmp(off, "0"))) return;
-    plan_region(C, C->f->body);
+    if (C->num_tma && tgt_has(C->tgt, TGT_CAP_WGMMA) && !(off && *off && strcmp(off, "0"))) plan_region(C, C->f->body);
+    keep_hoisted(C);
 }
 
 static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
@@ -185,7 +218,8 @@ static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
     cg_inline_asm(C, C->vd, text, "~{memory}", NULL, 0, true);
 }
 
-/* The loop's 2S mbarriers, full then empty, in a static buffer of their
+/* The loop's 2S mbarriers, full then empty (then, with hoisted tiles by
+ * TMA, their one barrier: cg_ws_hoist_bar), in a static buffer of their
  * own: initialised here, before the roles part (one bar.sync 0 that every
  * thread executes orders the inits before either role's first use), and
  * never reused, so neither invalidated nor handed over with the rings'
@@ -193,21 +227,29 @@ static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
 static void init_barriers(cg_ctx *C) {
     LLVMBuilderRef b = C->b;
     int S = cg_pipe_stages(C, C->ws_loop);
-    LLVMTypeRef at = LLVMArrayType2(C->i8, (uint64_t)(16 * S));
+    int bytes = 16 * S + (cg_ws_has_hoisted(C) ? 8 : 0);
+    LLVMTypeRef at = LLVMArrayType2(C->i8, (uint64_t)bytes);
     char name[160];
     snprintf(name, sizeof name, "__blk_ws_bars_%s", C->entry ? C->entry : C->f->name);
     LLVMValueRef g = LLVMAddGlobalInAddressSpace(C->mod, at, name, 3);
     LLVMSetLinkage(g, LLVMInternalLinkage);
     LLVMSetInitializer(g, LLVMGetUndef(at));
     LLVMSetAlignment(g, 8);
-    C->smem_static += 16 * S;
+    C->smem_static += bytes;
     C->ws_bars = g;
     LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
     for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, g, cg_const_i32(C, j)), 1, t0);
     for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), C->num_warps, t0);
+    if (cg_ws_has_hoisted(C)) cg_mbar_init(C, cg_ws_hoist_bar(C), 1, t0);
     cg_mbar_init_fence(C);
     LLVMValueRef zero = cg_const_i32(C, 0);
     cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+LLVMValueRef cg_ws_hoist_bar(cg_ctx *C) {
+    int S = cg_pipe_stages(C, C->ws_loop);
+    LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, C->ws_bars, (LLVMValueRef[]){cg_const_i32(C, 16 * S)}, 1, "");
+    return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, p, C->i64, ""), C->i32, "");
 }
 
 void cg_ws_entry(cg_ctx *C) {
@@ -267,6 +309,8 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
         if (C->ws_mark[i]) C->vals[i] = (cg_val){0};
     for (ir_inst *in = top->first; in && in != first; in = in->next)
         if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+    /* the hoisted tiles first: the loop's first dot reads them with its first slot */
+    if (cg_ws_has_hoisted(C)) cg_pipe_produce_hoisted(C, loop, cg_ws_hoist_bar(C), lead);
     /* g counts the iterations of `loop` issued so far: slot g % S, phase g / S */
     LLVMValueRef g0 = cg_const_i32(C, 0), ophi_g = NULL, ostep = NULL;
     cg_loop O = {0};
