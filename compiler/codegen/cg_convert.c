@@ -89,8 +89,31 @@ static int swizzle_chunks(int64_t rb) {
  * 16k bytes only, since (x + h) ^ s = (x ^ s) + h for h a multiple of 16k
  * and s < 16k: a thread computes one swizzled column per distinct low
  * part, not one address per register (an XOR per register of matmul's
- * epilogue made matmul_persistent spill). */
-static LLVMValueRef scratch_addr(cg_ctx *C, LLVMValueRef base, const cg_lay_info *li, int r, int eb, int64_t rb, int k) {
+ * epilogue made matmul_persistent spill). The thread's row and column
+ * bases are taken through an opaque asm once per side of a conversion:
+ * as plain arithmetic on the thread's coordinates, LLVM matched them with
+ * the same expressions before attention's loop (its tiles' swizzles) and
+ * kept those live across the loop for the epilogue (sm_80 causal
+ * attention: 196 -> 232 bytes of spills, 3% slower). */
+typedef struct {
+    LLVMValueRef row, col, sw[8]; /* row index, column bytes, (row + j) % k << 4 */
+} scratch_side;
+
+static LLVMValueRef opaque(cg_ctx *C, LLVMValueRef v) {
+    return cg_inline_asm(C, C->i32, "mov.b32 $0, $1;", "=r,r", &v, 1, false);
+}
+
+/* opaque(v) for v = base of value dim d (a multiple of its spt when the
+ * dim spans more than one thread's registers), the multiple kept visible */
+static LLVMValueRef aligned_opaque(cg_ctx *C, const cg_lay_info *li, int d, LLVMValueRef v) {
+    int sh = 0, spt = li->shape[d] > li->f.spt[li->f.dims[d]] ? li->f.spt[li->f.dims[d]] : 1;
+    while (spt % (2 << sh) == 0) sh++;
+    LLVMValueRef q = LLVMBuildLShr(C->b, v, cg_const_i32(C, sh), "");
+    return LLVMBuildShl(C->b, opaque(C, q), cg_const_i32(C, sh), "");
+}
+
+static LLVMValueRef scratch_addr(cg_ctx *C, LLVMValueRef base, const cg_lay_info *li, int r, int eb, int64_t rb, int k,
+                                 scratch_side *side) {
     LLVMBuilderRef b = C->b;
     if (!k) {
         LLVMValueRef off = LLVMBuildMul(b, cg_reg_linear(C, li, r), cg_const_i32(C, eb), "");
@@ -99,19 +122,33 @@ static LLVMValueRef scratch_addr(cg_ctx *C, LLVMValueRef base, const cg_lay_info
     int64_t off[IR_MAX_RANK], rc = 0, stride = 1, span = 16 * k;
     cg_reg_offsets(li, r, off);
     int last = li->rank - 1;
-    LLVMValueRef row = cg_const_i32(C, 0);
     for (int d = last - 1; d >= 0; d--) {
-        LLVMValueRef t = LLVMBuildMul(b, li->base[d], cg_const_i32(C, stride), "");
-        row = LLVMBuildAdd(b, row, t, "");
         rc += off[d] * stride;
         stride *= li->shape[d];
     }
+    if (!side->row) {
+        LLVMValueRef row = cg_const_i32(C, 0);
+        for (int d = last - 1, st = 1; d >= 0; st *= li->shape[d], d--) {
+            LLVMValueRef t = LLVMBuildMul(b, li->base[d], cg_const_i32(C, st), "");
+            row = LLVMBuildAdd(b, row, t, "");
+        }
+        /* a base is a multiple of its dim's spt: said again after the
+         * asm, so that LLVM still folds a thread's registers into a few
+         * addresses plus immediates (moe_sort's [256, 64] cumsum: 116
+         * bytes of spills without it) */
+        side->row = last == 1 ? aligned_opaque(C, li, 0, row) : opaque(C, row);
+        LLVMValueRef col = aligned_opaque(C, li, last, li->base[last]);
+        side->col = LLVMBuildMul(b, col, cg_const_i32(C, eb), "");
+    }
+    LLVMValueRef row = side->row;
+    if (!side->sw[rc % k]) {
+        LLVMValueRef rlow = LLVMBuildAdd(b, row, cg_const_i32(C, rc % k), "");
+        LLVMValueRef sel = LLVMBuildAnd(b, rlow, cg_const_i32(C, k - 1), "");
+        side->sw[rc % k] = LLVMBuildShl(b, sel, cg_const_i32(C, 4), "");
+    }
+    LLVMValueRef sw = side->sw[rc % k];
     int64_t cb = off[last] * eb;
-    LLVMValueRef rlow = LLVMBuildAdd(b, row, cg_const_i32(C, rc % k), "");
-    LLVMValueRef sel = LLVMBuildAnd(b, rlow, cg_const_i32(C, k - 1), "");
-    LLVMValueRef sw = LLVMBuildShl(b, sel, cg_const_i32(C, 4), "");
-    LLVMValueRef col = LLVMBuildMul(b, li->base[last], cg_const_i32(C, eb), "");
-    LLVMValueRef cl = LLVMBuildAdd(b, col, cg_const_i32(C, cb % span), "");
+    LLVMValueRef cl = LLVMBuildAdd(b, side->col, cg_const_i32(C, cb % span), "");
     LLVMValueRef x = LLVMBuildXor(b, cl, sw, "");
     LLVMValueRef rowb = LLVMBuildMul(b, row, cg_const_i32(C, rb), "");
     LLVMValueRef at = LLVMBuildAdd(b, rowb, x, "");
@@ -143,6 +180,25 @@ static int group_reg(const cg_lay_info *li, int r, int j) {
     return cg_reg_of(li, k);
 }
 
+/* The distinct swizzled column terms a thread of layout li needs
+ * (scratch_addr: one per pair of row residue and low column bytes of its
+ * v-element groups). A layout that keeps a row's many columns in one
+ * thread needs one address register per group: moe_sort's [256, 64]
+ * cumsum, one row per lane, would need 32 and spilled. */
+static int swizzle_terms(const cg_lay_info *li, int v, int eb, int k) {
+    bool seen[8 * 128] = {0};
+    int n = 0, last = li->rank - 1;
+    for (int r = 0; r < li->nregs; r++) {
+        if (!group_first(li, r, v)) continue;
+        int64_t off[IR_MAX_RANK], rc = 0, stride = 1;
+        cg_reg_offsets(li, r, off);
+        for (int d = last - 1; d >= 0; d--) rc += off[d] * stride, stride *= li->shape[d];
+        int key = (int)(rc % k) * 128 + (int)(off[last] * eb % (16 * k));
+        if (!seen[key]) seen[key] = true, n++;
+    }
+    return n;
+}
+
 cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout *to) {
     LLVMBuilderRef b = C->b;
     blk_dtype dt = (blk_dtype)t.dtype;
@@ -168,9 +224,11 @@ cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout 
     int wv = x.n >= wi.nregs ? run_width(&wi, eb) : 1, rv = run_width(&li, eb);
     int64_t rb = (int64_t)t.shape[t.rank - 1] * eb;
     int k = rows_collide(&wi, wv, eb) || rows_collide(&li, rv, eb) ? swizzle_chunks(rb) : 0;
+    if (k && (swizzle_terms(&wi, wv, eb, k) > 8 || swizzle_terms(&li, rv, eb, k) > 8)) k = 0;
+    scratch_side ws = {0}, rs = {0}; /* the writers' and the readers' */
     for (int i = 0; i < wi.nregs && i < x.n; i++) {
         if (!group_first(&wi, i, wv)) continue;
-        LLVMValueRef at = scratch_addr(C, base, &wi, i, eb, rb, k), v;
+        LLVMValueRef at = scratch_addr(C, base, &wi, i, eb, rb, k, &ws), v;
         if (wv == 1) v = x.v[i];
         else {
             v = LLVMGetUndef(LLVMVectorType(et, (unsigned)wv));
@@ -182,7 +240,7 @@ cg_val cg_convert(cg_ctx *C, blk_loc loc, cg_val x, ir_type t, const lay_layout 
     cg_val r = cg_new_val(C, li.nregs, to);
     for (int i = 0; i < li.nregs; i++) {
         if (!group_first(&li, i, rv)) continue;
-        LLVMValueRef at = scratch_addr(C, base, &li, i, eb, rb, k);
+        LLVMValueRef at = scratch_addr(C, base, &li, i, eb, rb, k, &rs);
         LLVMTypeRef ty = rv == 1 ? et : LLVMVectorType(et, (unsigned)rv);
         LLVMValueRef v = LLVMBuildLoad2(b, ty, at, "");
         LLVMSetAlignment(v, (unsigned)(rv * eb));
