@@ -538,8 +538,8 @@ static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef u
             if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? cg_dot_a_perm(C, dot) : 0);
             else tile_init(&rt->t, base, rows, cols, eb, e->colv);
             rt->e = e;
-            rt->tma = e->kind == PL_RING && wg ? cg_tma_of(C, in) : NULL;
-            if (e->kind == PL_HOIST && v->def && cg_tma_of(C, v->def)) rt->tma = cg_tma_of(C, v->def);
+            /* a ring's load, or a hoisted tile's (kept only under a producer: cg_ws.c) */
+            rt->tma = e->kind == PL_RING ? (wg ? cg_tma_of(C, in) : NULL) : v->def ? cg_tma_of(C, v->def) : NULL;
             rt->lb = lb, rt->ub = ub, rt->step = step;
             rt->reserved_before = reserved;
             if (e->kind == PL_HOIST && !rt->tma) {

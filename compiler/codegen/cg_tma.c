@@ -339,7 +339,7 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     ir_inst *dot = cg_dot_reading(loop, v, &role);
     if (!dot || !cg_dot_takes_wgmma(C, dot)) return "";
     int dots = 0; /* the tile replaces the registers: every reader is one of the loop's dots */
-    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
+    for (ir_inst *i = loop->regions[0]->first; hoist && i; i = i->next)
         dots += i->op == IR_DOT && (i->operands[0] == v) + (i->operands[1] == v);
     if (hoist && cg_uses_in(C->f->body, v) != dots) return "it is read outside the loop's dots";
     if (C->num_tma == CG_MAX_TMA) return "more tensor maps than a kernel takes";
