@@ -125,7 +125,10 @@ static LLVMValueRef smem_symbol(cg_ctx *C) {
 
 /* bytes at offset `at` of the dynamic shared memory, within the limit */
 static LLVMValueRef smem_at(cg_ctx *C, blk_loc loc, int64_t at, int64_t bytes) {
-    if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
+    if (at + bytes + C->smem_static > C->tgt->smem_optin_max && C->smem_probe) {
+        C->smem_retry = true; /* lower_kernel lowers the variant again, rings reserved for scratch */
+        bytes = 0;
+    } else if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
         cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
                  "(use smaller blocks)", (long long)(at + bytes + C->smem_static), C->tgt->smem_optin_max, C->tgt->arch);
         bytes = 0;
@@ -379,12 +382,16 @@ void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
     }
 }
 
-static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
+/* Lowers one variant from its plan (optimistic: pipeliner.h); returns the
+ * function, or NULL where the plan failed. */
+static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, bool optimistic) {
     C->f = f;
     C->num_warps = f->num_warps; /* resolved by sema (sema/kernel.c: resolve_launch) */
     /* the variant's analyses, in pipeline order (passes/pipeline.c) */
     kernel_plan plan;
-    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, &plan);
+    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, optimistic, &plan);
+    C->smem_probe = planned && plan.pl->optimistic;
+    C->smem_retry = false;
     C->ax = plan.ax, C->lt = plan.lt, C->fuse = plan.fuse, C->vt = plan.vec, C->pl = plan.pl;
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
@@ -396,7 +403,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     C->flow = NULL;
     C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
     C->num_staged = 0;
-    if (!planned || !C->vals || !C->tiles) { C->failed = true; return; }
+    if (!planned || !C->vals || !C->tiles) { C->failed = true; return NULL; }
 
     ir_region *body = f->body;
     int np = body->args.len;
@@ -404,7 +411,7 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
     cg_ws_plan(C);
     LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
-    if (!pt) { C->failed = true; return; }
+    if (!pt) { C->failed = true; return NULL; }
     for (int k = 0; k < np; k++) {
         blk_dtype dt = (blk_dtype)body->args.data[k]->type.dtype;
         pt[k] = dt == DT_BOOL ? C->i8 : cg_type(C, dt);
@@ -443,8 +450,27 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     cg_ws_entry(C);
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);
+    C->smem_probe = false;
+    return fn;
+}
 
-    meta_line(C, meta, f, entry, spec);
+/* The optimistic plan first; where a loop body's scratch then did not fit
+ * beside its rings (smem_at), the function and what its lowering reported
+ * are dropped and the variant is lowered again from the reserving plan. */
+static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
+    size_t out0 = C->diag->out.len;
+    int errors0 = C->diag->nerrors, warnings0 = C->diag->nwarnings;
+    bool failed0 = C->failed;
+    LLVMValueRef fn = lower_variant(C, f, spec, entry, true);
+    if (fn && C->smem_retry) {
+        LLVMDeleteFunction(fn);
+        C->diag->out.len = out0;
+        if (C->diag->out.data) C->diag->out.data[out0] = '\0';
+        C->diag->nerrors = errors0, C->diag->nwarnings = warnings0;
+        C->failed = failed0;
+        fn = lower_variant(C, f, spec, entry, false);
+    }
+    if (fn) meta_line(C, meta, f, entry, spec);
 }
 
 /* The LLVM middle end of -O1/-O2, the default and what the runtime's JIT

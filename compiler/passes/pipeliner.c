@@ -63,6 +63,7 @@ typedef struct {
     int *uses;
     int smem_budget;
     uint8_t *memo; /* chain check per value id: 0 unknown, 1 ok, 2 not */
+    bool optimistic; /* no scratch reservation (pipeliner.h) */
 } pl_ctx;
 
 /* Is inst i inside region r (at any depth)? */
@@ -321,9 +322,15 @@ static bool body_needs_scratch(pl_ctx *P, ir_region *r) {
 }
 
 /* One stage fewer at a time (down to 2), then no rings, then nothing, until
- * the loop fits — with 48 KB left for the scratch users in the body. */
+ * the loop fits — with 48 KB left for the scratch users in the body, unless
+ * the plan is optimistic (pipeliner.h): then the rings may take the whole
+ * budget and the table says so where the reservation would have cut them. */
 static void fit(pl_ctx *P, ir_inst *loop) {
-    int room = P->smem_budget - (body_needs_scratch(P, loop->regions[0]) ? 48 * 1024 : 0);
+    int room = P->smem_budget;
+    if (body_needs_scratch(P, loop->regions[0])) {
+        if (!P->optimistic) room -= PL_SCRATCH_RESERVE;
+        else if (loop_bytes(P, loop) > room - PL_SCRATCH_RESERVE) P->t->optimistic = true;
+    }
     bool shrunk = true;
     while (loop_bytes(P, loop) > room && shrunk) {
         shrunk = false;
@@ -353,7 +360,7 @@ static void visit(pl_ctx *P, ir_region *r, const lay_table *lt) {
     }
 }
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget) {
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, bool optimistic) {
     pl_table *t = ARENA_NEW(a, pl_table);
     if (!t) return NULL;
     int n = 0;
@@ -361,7 +368,7 @@ pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_ta
     t->num_values = n;
     t->e = ARENA_ARRAY(a, pl_entry, n + 1);
     t->why = ARENA_ARRAY(a, const char *, n + 1);
-    pl_ctx P = {a, f, vt, t, uses, smem_budget, ARENA_ARRAY(a, uint8_t, n + 1)};
+    pl_ctx P = {a, f, vt, t, uses, smem_budget, ARENA_ARRAY(a, uint8_t, n + 1), optimistic};
     if (!uses || !t->e || !t->why || !P.memo) return NULL;
     visit(&P, f->body, lt);
     return t;
@@ -402,7 +409,7 @@ void pl_dump_module(blk_strbuf *out, ir_module *m) {
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
         kernel_plan p;
-        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), &p) || !p.pl) continue;
+        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), true, &p) || !p.pl) continue;
         sb_printf(out, "// pipeliner @%s (pointer and integer arguments divisible by 16; %d KB of shared memory, %s)\n",
                   f->name, tgt_default()->smem_optin_max / 1024, tgt_default()->arch);
         dump_region(out, p.pl, f->body);

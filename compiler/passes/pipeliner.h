@@ -31,9 +31,28 @@
  *
  * Needs: lay and vec of the same function and variant.
  * Guarantees: the shared memory of every loop's rings and hoisted tiles,
- * plus 48 KB for the scratch users inside the loop (none in a loop of ring
- * loads and dots on resident operands only), fits `smem_budget`
- * (stages are reduced to 2, then the loop is left alone). */
+ * plus PL_SCRATCH_RESERVE for the scratch users inside the loop (none in a
+ * loop of ring loads and dots on resident operands only), fits
+ * `smem_budget` (stages are reduced to 2, then the loop is left alone).
+ *
+ * Optimistic plans (`optimistic`): the reservation is a guess — a body of
+ * in-warp reductions and elementwise work in the accumulator's layout
+ * (attention's softmax) moves nothing through shared memory, and 48 KB cost
+ * BM = BN = 128 attention its third stage. So codegen plans optimistically
+ * first: the rings may take the whole budget, and `optimistic` in the table
+ * says that some loop got more than the reservation allowed. If the body's
+ * scratch then does not fit beside the rings, codegen lowers the variant
+ * again from a plan with the reservation (cg_module.c lower_kernel): the
+ * answer is exact, not a second guess.
+ *
+ * Only on targets with wgmma (passes_plan_kernel). There the reservation
+ * binds only where the rings alone pass 227 - 48 = 179 KB less a stage
+ * (at most 64 KB), over half of the multiprocessor's 228 KB: such a
+ * program runs alone on its multiprocessor either way, so the extra stage
+ * is free. sm_80 PTX also runs on GPUs where the 48 KB is what leaves room
+ * for a second program: attention BM = 128, BN = 64 on 4 warps went from 96
+ * to 128 KB with a third stage, and from 3093 to 4133 µs on an H200 (one
+ * program per multiprocessor instead of two). */
 #ifndef BLK_PIPELINER_H
 #define BLK_PIPELINER_H
 
@@ -55,9 +74,12 @@ typedef struct {
     int num_values;
     pl_entry *e;       /* by value id: a RING load's result or a HOIST value */
     const char **why;  /* by value id of a dot operand left alone: the reason (for the dump) */
+    bool optimistic;   /* some loop's rings took memory the reservation would have kept */
 } pl_table;
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget);
+enum { PL_SCRATCH_RESERVE = 48 * 1024 };
+
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, bool optimistic);
 const pl_entry *pl_get(const pl_table *t, const ir_value *v);
 /* How cg_dot.c stores a dot operand in shared memory — one definition for
  * the plan and the lowering: bytes per element (f8 as f16, f32 as 4, i8 as
