@@ -108,7 +108,10 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
  * WG_KEEP1 and WG_CARRY also need rings at least 3 slots deep: the copies
  * then run S-2 tiles ahead, so a slot is refilled two iterations after it
  * was read (prefetch); a WG_USE group completes in its own iteration, so
- * two slots do (the refill of iteration i's top goes to i-1's slot). A carried
+ * two slots do (the refill of iteration i's top goes to i-1's slot). An f8
+ * dot (its sum added to the accumulator after the wait) is at most WG_USE:
+ * a second f8 dot reading it as its accumulator issues before that wait
+ * (cg_pipe.c f8_defers). A carried
  * group completes within the next iteration: its value must be read there,
  * and the body's dots are all at its top level, so that the groups
  * committed between a dot and a reader are counted in program order. */

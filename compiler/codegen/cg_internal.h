@@ -100,7 +100,9 @@ typedef struct {
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */
-    struct { ir_value *v; int group; } wg_pending[8]; /* group: its commit's index */
+    /* group: its commit's index; base: an f8 dot's accumulator operand,
+     * added to the group's fresh sum after the wait (NULL: none) */
+    struct { ir_value *v, *base; int group; } wg_pending[8];
     int num_wg_pending;
     struct cg_mma_pf *mma_pf; /* the loop whose dot's first fragments run ahead (cg_dot.h) */
     /* loads a dot performs itself, chunk by chunk, while it stages them

@@ -59,14 +59,32 @@ static bool reads(const ir_inst *in, const ir_value *v) {
     return false;
 }
 
+/* An f8 dot on wgmma whose group waits at its first reader sums its K
+ * into fresh registers: it does not read its accumulator operand v before
+ * its own wait (the add comes after it: drain_for), so v's group may
+ * still run while it issues. v must be in the dot's accumulator layout
+ * (no conversion of registers still being written). */
+static bool f8_defers(cg_ctx *C, ir_inst *in, ir_value *v) {
+    ir_inst *loop = in->parent ? in->parent->parent : NULL;
+    blk_dtype t = in->op == IR_DOT ? (blk_dtype)in->operands[0]->type.dtype : DT_F32;
+    if (!(t == DT_F8E4M3 || t == DT_F8E5M2) || in->operands[2] != v || in->operands[0] == v || in->operands[1] == v ||
+        wg_wait(C, loop, in) != WG_USE)
+        return false;
+    const lay_layout *lv = cg_lay(C, v), *lr = cg_lay(C, in->results[0]);
+    return lay_eq(lv, lr);
+}
+
 /* One wait_group for the pending group g that `in` reads: it leaves the
  * groups committed after g running, and completes every group up to g
  * (they finish in order), so all of those values are rebound to the
- * wait's tied outputs. */
+ * wait's tied outputs — an f8 dot's as its accumulator operand plus them,
+ * in commit order (a chain of f8 dots adds each sum to its predecessor's
+ * result). */
 static void drain_for(cg_ctx *C, ir_inst *in) {
     int g = INT_MIN;
     for (int q = 0; q < C->num_wg_pending; q++)
-        if (reads(in, C->wg_pending[q].v) && C->wg_pending[q].group > g) g = C->wg_pending[q].group;
+        if (reads(in, C->wg_pending[q].v) && !f8_defers(C, in, C->wg_pending[q].v) && C->wg_pending[q].group > g)
+            g = C->wg_pending[q].group;
     if (g == INT_MIN) return;
     int n = 0, keep = 0;
     cg_val vals[8];
@@ -92,6 +110,10 @@ static void drain_for(cg_ctx *C, ir_inst *in) {
         cg_val w = cg_new_val(C, vals[j].n, vals[j].lay);
         for (int r = 0; r < w.n; r++) w.v[r] = tied[at + r];
         at += w.n;
+        if (C->wg_pending[q].base) {
+            cg_val bv = cg_get(C, C->wg_pending[q].base, w.lay);
+            for (int r = 0; r < w.n && r < bv.n; r++) w.v[r] = LLVMBuildFAdd(C->b, bv.v[r], w.v[r], "");
+        }
         cg_set(C, C->wg_pending[q].v, w);
         j++;
     }
@@ -297,12 +319,21 @@ static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
     return false;
 }
 
+static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot);
+
+/* An f8 dot's sum is added to its accumulator after the wait (lower_wgmma,
+ * drain_for): its group never runs into the next iteration, but it may
+ * wait at its first reader (WG_USE), so that the next f8 dot issues first. */
 int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+    int w = wait_kind(C, loop, dot);
+    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
+    return (t == DT_F8E4M3 || t == DT_F8E5M2) && (w == WG_KEEP1 || w == WG_CARRY) ? WG_USE : w;
+}
+
+static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
     if (!loop || loop->op != IR_FOR || !C->pl || cg_pipe_stages(C, loop) < 2 || !wg_choose(C, dot, &p)) return WG_NOW;
-    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
-    if (t == DT_F8E4M3 || t == DT_F8E5M2) return WG_NOW; /* promoted after its wait (lower_wgmma) */
     for (int k = p.areg ? 1 : 0; k < 2; k++) {
         const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
         if (!e || e->loop != loop) return WG_NOW;
@@ -708,6 +739,7 @@ static void carry_pending(cg_ctx *C, ir_inst *loop) {
         if (i->op != IR_DOT || !wg_choose(C, i, &p)) continue;
         if (wg_wait(C, loop, i) == WG_CARRY) {
             C->wg_pending[C->num_wg_pending].v = body->args.data[1 + yield_slot(loop, i)];
+            C->wg_pending[C->num_wg_pending].base = NULL;
             C->wg_pending[C->num_wg_pending].group = C->wg_commits - total + pos;
             C->num_wg_pending++;
         }

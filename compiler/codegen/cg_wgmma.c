@@ -212,6 +212,7 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
     if (how == WG_CARRY) return; /* the next iteration waits (cg_pipe_inst) */
     if (how == WG_USE) { /* its first reader waits (cg_pipe_inst); dots_flat bounds the count */
         C->wg_pending[C->num_wg_pending].v = res;
+        C->wg_pending[C->num_wg_pending].base = promote ? in->operands[2] : NULL; /* f8: added after the wait */
         C->wg_pending[C->num_wg_pending].group = C->wg_commits - 1;
         C->num_wg_pending++;
         return;
