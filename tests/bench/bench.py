@@ -100,6 +100,15 @@ def _sdpa(T, backend, t, causal):
         return T.nn.functional.scaled_dot_product_attention(t.q, t.k, t.v, is_causal=causal)
 
 
+# The Triton peer's (BM, BN, num_warps, num_stages) per head dim (attn_spec). D = 128: the four the
+# table has always used. D = 64: the same tiles. D = 256: the Q tile and the f32 accumulator double, so
+# BN <= 64 and fewer stages: Q + stages * (K + V) tiles stay under 227 KB of shared memory (at most
+# 64 KB + 2 * 64 KB = 192 KB: BM 128, BN 64, 2 stages).
+TRITON_ATTN = {128: [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3)],
+               64: [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3)],
+               256: [(64, 64, 4, 2), (64, 32, 4, 3), (128, 64, 8, 2), (128, 32, 8, 3)]}
+
+
 def rope_tables(T, npos, D, which):
     """RoPE's f32 table [npos, D/2]: cos (which = "cos") or sin of p * 10000^(-2i/D)."""
     inv = 10000.0 ** (-T.arange(0, D // 2, device=DEVICE, dtype=T.float64) * 2 / D)
@@ -347,8 +356,9 @@ def specs(small=False):
             out.append(mm_spec(0, "sweep_llm%dx%d_m%d" % (N_, K_, M_), mnk=(M_, N_, K_)))
     out.extend(mm_family_specs(small))
 
-    def attn_spec(causal, N_=4096, Bz_=4, key=None):
-        Bz, H, N, D = (1, 2, 256, 128) if small else (Bz_, 32, N_, 128)
+    # D_ and ptx: the head dim and its configs.txt key (attn: D = 128, attn_d64 / attn_d256 for the sweeps)
+    def attn_spec(causal, N_=4096, Bz_=4, key=None, D_=128, ptx=None):
+        Bz, H, N, D = (1, 2, 256, D_) if small else (Bz_, 32, N_, D_)
         fl = 4 * Bz * H * N * N * D * (0.5 if causal else 1.0)
         shape = (Bz, H, N, D)
         return Spec(
@@ -356,7 +366,7 @@ def specs(small=False):
             "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 4 * Bz * H * N * D * 2,
             {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
              "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
-            [("attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
+            [(ptx or "attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
             lambda t: (t.o, t.q, t.k, t.v, t.lse, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
             ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
                 t.q.float(), t.k.float(), t.v.float(), is_causal=causal)},
@@ -365,16 +375,21 @@ def specs(small=False):
                  (lambda bm=bm, bn=bn, nw=nw, ns=ns: lambda: P.attn_k[(N // bm, Bz * H)](
                      t.q, t.k, t.v, t.o, D ** -0.5, N, H=H, D=D, BM=bm, BN=bn, CAUSAL=causal,
                      num_warps=nw, num_stages=ns))())
-                for bm, bn, nw, ns in [(128, 64, 8, 3), (128, 128, 8, 2), (128, 64, 4, 3), (64, 64, 4, 3)]],
+                for bm, bn, nw, ns in TRITON_ATTN[D]],
             torch_fn=lambda T, t: (lambda: _sdpa(T, "flash", t, causal)),
             extra=[("torch sdpa cudnn", lambda T, t: (lambda: _sdpa(T, "cudnn", t, causal)))],
             flops=fl,
             note="stdlib fused_attn.blk attn_fwd (wgmma on sm_90a, K/V by TMA from a producer warpgroup, P in registers); Triton: peers.py's "
-                 "FA2-style kernel, 4 configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra")
+                 "FA2-style kernel, %d configs; torch: SDPA flash backend (FlashAttention-2); cuDNN in extra" % len(TRITON_ATTN[D]))
     out.append(attn_spec(False))
     out.append(attn_spec(True))
     for N_ in (1024, 2048, 4096, 8192, 16384):  # 16384 tokens per head at every length
         out.append(attn_spec(False, N_, 16384 // N_, "sweep_attn_n%d" % N_))
+    # the same sweep at head dims 64 and 256 (issue 9), from N = 512; one plot family per head dim
+    # (sweep_families: attn64, attn256 beside attn, the D = 128 rows above)
+    for D_ in (64, 256):
+        for N_ in (512, 1024, 2048, 4096, 8192, 16384):
+            out.append(attn_spec(False, N_, 16384 // N_, "sweep_attn%d_n%d" % (D_, N_), D_, "attn_d%d" % D_))
 
     # ---- the attention family (issue 10)
     W = 1024  # configs.txt's attn_window WINDOW (the small shapes of --dry-run see a plain causal mask)
@@ -1664,8 +1679,9 @@ def sweep_families(rows):
     """{family: (unit, [(size, row)] by size, [(line label, row -> result)])}
     of the sweep_ rows: sweep_matmul_S (M = N = K = S), sweep_llmNxK_mM (M
     tokens through an N x K projection), sweep_attn_nN (sequence length N,
-    batch 16384 / N, 32 heads, D 128), sweep_softmax_nN (f32, 4096 rows of N
-    columns). The unit is "tflops" where the rows state flops, else "gbs"
+    batch 16384 / N, 32 heads, D 128; sweep_attn64_nN and sweep_attn256_nN:
+    the families attn64 and attn256, D 64 and 256), sweep_softmax_nN (f32,
+    4096 rows of N columns). The unit is "tflops" where the rows state flops, else "gbs"
     (memory-bound: softmax)."""
     fams = {}
     for r in rows:
@@ -1705,9 +1721,10 @@ def plot_sweeps(rows, out_dir, meta, ceiling_gbs=None):
         # 12288 next to 16384 on a log axis: "12k" and "16k" fit where five digits overlap
         ax.set_xticklabels(["%dk" % (x // 1024) if x >= 1024 and x % 1024 == 0 else str(x) for x, _ in pts])
         llm = re.match(r"llm(\d+)x(\d+)_m$", fam)
+        attn_d = re.match(r"attn(\d+)$", fam)  # attn64, attn256; plain attn is D 128
         ax.set_xlabel("M = N = K" if fam == "matmul" else "M (tokens)" if llm else
                       "N (columns per row)" if fam == "softmax" else
-                      "sequence length (batch 16384 / N, 32 heads, D 128)")
+                      "sequence length (batch 16384 / N, 32 heads, D %s)" % (attn_d.group(1) if attn_d else 128))
         ax.set_ylabel("TFLOP/s" if unit == "tflops" else "GB/s (input read once, output written once)")
         ax.set_ylim(bottom=0)
         ax.grid(alpha=0.3)
@@ -1850,6 +1867,8 @@ def self_test(args):
     fams = sweep_families(fake_rows)
     want = {"matmul": ("tflops", [512, 1024, 2048, 4096, 8192, 16384]),
             "attn": ("tflops", [1024, 2048, 4096, 8192, 16384]),
+            "attn64": ("tflops", [512, 1024, 2048, 4096, 8192, 16384]),
+            "attn256": ("tflops", [512, 1024, 2048, 4096, 8192, 16384]),
             "softmax": ("gbs", [256, 512, 1024, 2048, 4096, 8192, 12288, 16384])}
     for fam, (unit, sizes) in want.items():
         got = fams.get(fam)
