@@ -125,12 +125,11 @@ static LLVMValueRef smem_symbol(cg_ctx *C) {
 
 /* bytes at offset `at` of the dynamic shared memory, within the limit */
 static LLVMValueRef smem_at(cg_ctx *C, blk_loc loc, int64_t at, int64_t bytes) {
-    if (at + bytes + C->smem_static > C->tgt->smem_optin_max && C->smem_probe) {
-        C->smem_retry = true; /* lower_kernel lowers the variant again, rings reserved for scratch */
-        bytes = 0;
-    } else if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
-        cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
-                 "(use smaller blocks)", (long long)(at + bytes + C->smem_static), C->tgt->smem_optin_max, C->tgt->arch);
+    if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
+        if (C->smem_probe) C->smem_retry = true; /* lower_kernel lowers the variant again, rings reserving scratch */
+        else cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
+                      "(use smaller blocks)", (long long)(at + bytes + C->smem_static), C->tgt->smem_optin_max,
+                      C->tgt->arch);
         bytes = 0;
     }
     if (at + bytes > C->smem_bytes) C->smem_bytes = (int)((at + bytes + 15) / 16 * 16);

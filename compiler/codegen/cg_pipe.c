@@ -319,17 +319,7 @@ static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
     return false;
 }
 
-static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot);
-
-/* An f8 dot's sum is added to its accumulator after the wait (lower_wgmma,
- * drain_for): its group never runs into the next iteration, but it may
- * wait at its first reader (WG_USE), so that the next f8 dot issues first. */
-int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
-    int w = wait_kind(C, loop, dot);
-    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
-    return (t == DT_F8E4M3 || t == DT_F8E5M2) && (w == WG_KEEP1 || w == WG_CARRY) ? WG_USE : w;
-}
-
+/* cg_dot.h's WG_* for a dot of any type (wg_wait adds f8's rule) */
 static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     wg_plan p;
     int cv;
@@ -348,6 +338,15 @@ static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
     ir_value *arg = body->args.data[1 + k];
     if (!p.areg && dot->operands[2] == arg && cg_uses_in(body, arg) == 1) return WG_KEEP1;
     return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
+}
+
+/* An f8 dot's sum is added to its accumulator after the wait (lower_wgmma,
+ * drain_for): its group never runs into the next iteration, but it may
+ * wait at its first reader (WG_USE), so that the next f8 dot issues first. */
+int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
+    int w = wait_kind(C, loop, dot);
+    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
+    return (t == DT_F8E4M3 || t == DT_F8E5M2) && (w == WG_KEEP1 || w == WG_CARRY) ? WG_USE : w;
 }
 
 static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
