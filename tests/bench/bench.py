@@ -330,6 +330,12 @@ def specs(small=False):
             blk.append(("mm_splitk", "matmul_splitk", ["a", "b", "c", "ws", "cnt", "M", "N", "K"],
                         lambda t: (t.a, t.b, t.c, t.ws, t.cnt, M, N, K),
                         lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]), c["SPLIT"])))
+        persistent = bool(key) and key.startswith("sweep_") and not desc and M >= 1024
+        if persistent:
+            # the sweeps' many-tile points: matmul_persistent too (one program per multiprocessor of an
+            # H100 SXM / H200, its tile loop warp-specialized: the next tile's loads under this one's epilogue)
+            blk.append(("mm_persistent", "matmul_persistent", ["a", "b", "c", "M", "N", "K"],
+                        lambda t: (t.a, t.b, t.c, M, N, K), lambda c: (132,)))
         return Spec(
             key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""),
             "%dx%dx%d" % mnk if mnk else "%d^3" % SL, "bf16", (M * K + K * N + M * N) * 2,
@@ -341,8 +347,9 @@ def specs(small=False):
             torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
             flops=2 * M * N * K,
             note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)" if desc else
-                  "stdlib matmul.blk (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)") + "; Triton: the tutorial kernel with its autotune configs "
-                 "(peers.py); torch: cuBLAS")
+                  "stdlib matmul.blk (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)") +
+                 (", or matmul_persistent (132 programs)" if persistent else "") +
+                 "; Triton: the tutorial kernel with its autotune configs (peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
     out.append(mm_spec(8192, "matmul_desc_8192", desc=True))
