@@ -47,9 +47,10 @@
  *
  * Only on targets with wgmma (passes_plan_kernel). There the reservation
  * binds only where the rings alone pass 227 - 48 = 179 KB less a stage
- * (at most 64 KB), over half of the multiprocessor's 228 KB: such a
- * program runs alone on its multiprocessor either way, so the extra stage
- * is free. sm_80 PTX also runs on GPUs where the 48 KB is what leaves room
+ * (64 KB at most in every stdlib configuration), over half of the
+ * multiprocessor's 228 KB: such a program runs alone on its multiprocessor
+ * either way, so the extra stage is free (a loop of larger stages could
+ * lose a second program; none is known). sm_80 PTX also runs on GPUs where the 48 KB is what leaves room
  * for a second program: attention BM = 128, BN = 64 on 4 warps went from 96
  * to 128 KB with a third stage, and from 3093 to 4133 µs on an H200 (one
  * program per multiprocessor instead of two). */
