@@ -47,7 +47,40 @@ typedef int CUtensorMapFloatOOBfill;
 typedef struct CUtensorMap_st {
     _Alignas(128) cuuint64_t opaque[16];
 } CUtensorMap;
+/* cuLaunchKernelEx's configuration, with only the attribute value the
+ * runtime sets (clusterDim). cuda.h's value union is 64 bytes and holds
+ * pointers (8-byte aligned); CUlaunchAttributeID is an enum (int) padded to 8
+ * bytes. The layout is pinned below against both definitions. */
+typedef int CUlaunchAttributeID;
+typedef struct CUlaunchAttribute_st {
+    CUlaunchAttributeID id;
+    char pad[8 - sizeof(CUlaunchAttributeID)];
+    union {
+        _Alignas(8) char pad[64];
+        struct {
+            unsigned int x, y, z;
+        } clusterDim;
+    } value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;  /* NULL if numAttrs == 0 */
+    unsigned int numAttrs;
+} CUlaunchConfig;
 #endif
+
+/* The layout the driver reads (LP64), for this file's types and, in the ABI
+ * test, for cuda.h's. */
+_Static_assert(sizeof(CUlaunchAttribute) == 72 && _Alignof(CUlaunchAttribute) == 8, "CUlaunchAttribute");
+_Static_assert(offsetof(CUlaunchAttribute, value) == 8 && offsetof(CUlaunchAttribute, value.clusterDim.z) == 16,
+               "CUlaunchAttribute.value");
+_Static_assert(offsetof(CUlaunchConfig, sharedMemBytes) == 24 && offsetof(CUlaunchConfig, hStream) == 32 &&
+                   offsetof(CUlaunchConfig, attrs) == 40 && offsetof(CUlaunchConfig, numAttrs) == 48 &&
+                   sizeof(CUlaunchConfig) == 56,
+               "CUlaunchConfig");
 
 /* Constants, RT_-prefixed so that the ABI test can compare them with cuda.h. */
 enum {
@@ -83,6 +116,7 @@ enum {
     RT_CUDA_ERROR_LAUNCH_FAILED = 719,
     RT_CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
     RT_CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    RT_CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
     RT_CUDA_ERROR_UNKNOWN = 999,
 
     RT_CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
@@ -134,6 +168,8 @@ enum {
     RT_CU_TENSOR_MAP_SWIZZLE_128B = 3,
     RT_CU_TENSOR_MAP_L2_PROMOTION_L2_128B = 2,
     RT_CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0,
+
+    RT_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4,
 };
 
 /* Dynamic shared memory above this needs cuFuncSetAttribute (opt-in). */
@@ -201,14 +237,19 @@ enum {
 
 /* Entry points a driver may lack without the runtime being unusable: their
  * table field is NULL then, and only the feature that needs one fails, with
- * a message naming it. cuTensorMapEncodeTiled (CUDA 12.0): TMA tensor maps,
- * needed only by variants with tmaps= (tmap.c). */
+ * a message naming it, or does without. cuTensorMapEncodeTiled (CUDA 12.0):
+ * TMA tensor maps, needed only by variants with tmaps= (tmap.c).
+ * cuLaunchKernelEx (PFN_cuLaunchKernelEx_v11060 in cudaTypedefs.h): cluster
+ * launches of variants with cluster=, which launch without a cluster where
+ * it is missing (gpu_module.c). */
 #define RT_CUDA_OPTIONAL_FUNCS(X)                                                                       \
     X(cuTensorMapEncodeTiled, 12000, cuTensorMapEncodeTiled,                                            \
       (CUtensorMap * map, CUtensorMapDataType dtype, cuuint32_t rank, void *addr, const cuuint64_t *dims, \
        const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *elem_strides,                \
        CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2,         \
-       CUtensorMapFloatOOBfill oob))
+       CUtensorMapFloatOOBfill oob))                                                                    \
+    X(cuLaunchKernelEx, 11060, cuLaunchKernelEx,                                                        \
+      (const CUlaunchConfig *config, CUfunction fn, void **params, void **extra))
 
 /* The resolver itself, found with dlsym (CUDA 12.0 ABI). */
 typedef CUresult (*rt_pfn_cuGetProcAddress)(const char *symbol, void **fn, int version, cuuint64_t flags,

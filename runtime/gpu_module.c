@@ -1,7 +1,8 @@
 /* gpu_module.c — a GPU's modules and launches (through rt_gpu_ops):
  * loading PTX and cubin images with the driver's JIT logs, binding each
  * variant to its CUfunction and limits, unloading, and the launch itself
- * (tensor maps, cuLaunchKernel, the launch log).
+ * (tensor maps, cuLaunchKernel or for a cluster cuLaunchKernelEx, the launch
+ * log).
  *
  * Binding looks up every variant's CUfunction and limits at load time, and
  * functions that need more than 48 KB of dynamic shared memory are opted in
@@ -169,17 +170,33 @@ blkrt_status rt_gpu_load_cubin(blkrt_device *d, const void *image, size_t size, 
 
 /* ---- launches ---- */
 
-/* After cuLaunchKernel returned r: the error naming kernel and entry, or
- * the launch logged (gpu_stream.c). */
-static blkrt_status launched(blkrt_device *d, const blkrt_kernel *k, const rt_variant *v, CUresult r, blkrt_stream *s,
-                             CUstream cs, const uint32_t grid[3], uint32_t threads) {
+/* After the launch call `api` returned r: the error naming the call, kernel
+ * and entry, or the launch logged (gpu_stream.c). */
+static blkrt_status launched(blkrt_device *d, const blkrt_kernel *k, const rt_variant *v, const char *api, CUresult r,
+                             blkrt_stream *s, CUstream cs, const uint32_t grid[3], uint32_t threads) {
     if (r != RT_CUDA_SUCCESS) {
         char what[300];
-        snprintf(what, sizeof what, "cuLaunchKernel (kernel '%s', entry '%s')", k->name, v->entry);
+        snprintf(what, sizeof what, "%s (kernel '%s', entry '%s')", api, k->name, v->entry);
         return rt_cu_err(r, what);
     }
     rt_launch_logged(d, s, cs, k->name, grid, threads);
     return BLKRT_OK;
+}
+
+/* A variant with cluster=N in clusters of N CTAs along x: cuLaunchKernelEx
+ * with the one attribute, otherwise what cuLaunchKernel would get. */
+static CUresult launch_cluster(const rt_cuda *cu, const rt_variant *v, const uint32_t grid[3], unsigned threads,
+                               CUstream cs, void **params) {
+    CUlaunchAttribute attr;
+    memset(&attr, 0, sizeof attr);
+    attr.id = RT_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = (unsigned)v->cluster;
+    attr.value.clusterDim.y = 1;
+    attr.value.clusterDim.z = 1;
+    CUlaunchConfig cfg = {.gridDimX = grid[0], .gridDimY = grid[1], .gridDimZ = grid[2],
+                          .blockDimX = threads, .blockDimY = 1, .blockDimZ = 1,
+                          .sharedMemBytes = (unsigned)v->shared, .hStream = cs, .attrs = &attr, .numAttrs = 1};
+    return cu->cuLaunchKernelEx(&cfg, v->fn, params, NULL);
 }
 
 blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
@@ -203,14 +220,22 @@ blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t 
         }
         params[nargs + i] = &maps[i];
     }
+    /* cluster=N: clusters of N CTAs where the grid divides into them and the
+     * driver has cuLaunchKernelEx; else a plain launch, which the variant's
+     * code runs correctly as 1-CTA clusters (docs/runtime.md). */
+    bool cluster = v->cluster > 1 && grid[0] % (uint32_t)v->cluster == 0 && d->cu->cuLaunchKernelEx;
+    const char *api = cluster ? "cuLaunchKernelEx" : "cuLaunchKernel";
     if (r == RT_CUDA_SUCCESS) {
         if (prof) rt_prof_begin(&pl, k, v, s, cs);
-        r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs, params,
-                                  NULL);
+        if (cluster)
+            r = launch_cluster(d->cu, v, grid, threads, cs, params);
+        else
+            r = d->cu->cuLaunchKernel(v->fn, grid[0], grid[1], grid[2], threads, 1, 1, (unsigned)v->shared, cs,
+                                      params, NULL);
         if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
     }
     rt_ctx_leave(d, &sc);
-    return launched(d, k, v, r, s, cs, grid, threads);
+    return launched(d, k, v, api, r, s, cs, grid, threads);
 }
 
 blkrt_status rt_gpu_launch_raw(blkrt_kernel *k, rt_variant *v, const uint32_t grid[3], const uint32_t block[3],
@@ -243,5 +268,5 @@ blkrt_status rt_gpu_launch_raw(blkrt_kernel *k, rt_variant *v, const uint32_t gr
         if (prof) rt_prof_end(&pl, k, s, cs, r == RT_CUDA_SUCCESS);
     }
     rt_ctx_leave(d, &sc);
-    return launched(d, k, v, r, s, cs, grid, threads);
+    return launched(d, k, v, "cuLaunchKernel", r, s, cs, grid, threads);
 }

@@ -6,7 +6,8 @@
  * assumptions the arguments satisfy (and whose TMA tensor maps, if it has
  * any, can be encoded for them: tmap.c), grid, block, shared memory. Only
  * then the device's launch (d->ops: on a GPU the maps from the device's
- * cache and cuLaunchKernel, gpu_module.c). The host cost is
+ * cache and cuLaunchKernel, or cuLaunchKernelEx for a variant with
+ * cluster=; gpu_module.c). The host cost is
  * the point of this file: no allocation, no locks (but the map cache's, for
  * variants with maps), no string work unless an error is reported;
  * everything that can be computed once was computed when the module was

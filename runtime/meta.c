@@ -1,7 +1,7 @@
 /* meta.c — parsing "blk-meta" lines (grammar in docs/runtime.md).
  *
  *   line    := ws* "//" ws* "blk-meta" ws+ "v1" (ws+ field)*
- *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec tmaps
+ *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec tmaps cluster
  *   params  := "" | param ("," param)*      param := name ":" type
  *   type    := scalar | "*" scalar | "*const." scalar   ("*const " scalar is accepted too)
  *   consts  := "" | const ("," const)*      const := name ":" scalar ":" literal
@@ -11,6 +11,7 @@
  *   dims, strides := "" | expr ("," expr)*  expr := term ("+" term)*  term := factor ("*" factor)*
  *                                           factor := decimal | int param
  *   box     := int ("," int)*               swizzle := 0 | 32 | 64 | 128
+ *   cluster := 1 | 2 | 4 | 8                CTAs per thread-block cluster along grid x (default 1)
  *
  * Fields are separated by spaces; in the accepted "*const T" spelling the one
  * space belongs to the type. Every error names its line; the parser never trusts the text
@@ -19,6 +20,7 @@
 #include "meta.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -479,9 +481,22 @@ typedef struct {
     rt_meta_variant v;
 } line_result;
 
-static const char *const keys[] = {"kernel", "entry",  "num_warps", "shared", "params",
-                                   "consts", "spec",   "nospec",    "tmaps"};
-enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_TMAPS, K_COUNT };
+static const char *const keys[] = {"kernel", "entry", "num_warps", "shared", "params",
+                                   "consts", "spec",  "nospec",    "tmaps",  "cluster"};
+enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_TMAPS, K_CLUSTER, K_COUNT };
+
+/* cluster=N: the entry's code is written for clusters of N CTAs along grid
+ * x and also runs correctly without one (a 1-CTA cluster), so a launch may
+ * fall back to a plain one (gpu_module.c). N is at most 8, the portable
+ * cluster size, and a power of two. */
+static bool parse_cluster(parser *P, slice v, rt_meta_variant *var) {
+    long long x = 1;
+    if (v.s && !parse_int(P, v, "cluster", LLONG_MIN, LLONG_MAX, &x)) return false;
+    if (x != 1 && x != 2 && x != 4 && x != 8)
+        FAIL(P, "blk-meta line %d: cluster must be 1, 2, 4 or 8, got %lld", P->line, x);
+    var->cluster = (int)x;
+    return true;
+}
 
 static bool parse_line(parser *P, const char *s, const char *end, line_result *out) {
     slice f, val[K_COUNT] = {{0}};
@@ -526,6 +541,7 @@ static bool parse_line(parser *P, const char *s, const char *end, line_result *o
     if (!parse_consts(P, seen[K_CONSTS] ? val[K_CONSTS] : (slice){"", 0}, &out->k)) return false;
     if (!parse_nospec(P, seen[K_NOSPEC] ? val[K_NOSPEC] : (slice){"", 0}, &out->k)) return false;
     if (!parse_spec(P, seen[K_SPEC] ? val[K_SPEC] : (slice){NULL, 0}, &out->k, &out->v)) return false;
+    if (!parse_cluster(P, seen[K_CLUSTER] ? val[K_CLUSTER] : (slice){NULL, 0}, &out->v)) return false;
     return parse_tmaps(P, seen[K_TMAPS] ? val[K_TMAPS] : (slice){"", 0}, &out->k, &out->v);
 }
 

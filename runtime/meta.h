@@ -81,6 +81,7 @@ typedef struct {
     int line;              /* 1-based line in the text it came from */
     int ntmaps;            /* tmaps=: 0 on lines without it */
     rt_tmap *tmaps;
+    int cluster;           /* cluster=: CTAs per cluster along grid x (1, 2, 4, 8); 1 on lines without it */
 } rt_meta_variant;
 
 typedef struct {

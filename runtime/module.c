@@ -176,7 +176,8 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
         for (int j = 0; j < mk->nvariants; j++) {
             const rt_meta_variant *mv = &mk->variants[j];
             rt_variant v = {.entry = mv->entry, .num_warps = mv->num_warps, .shared = mv->shared,
-                            .meta_line = mv->line, .ntmaps = mv->ntmaps, .tmaps = mv->tmaps};
+                            .meta_line = mv->line, .ntmaps = mv->ntmaps, .tmaps = mv->tmaps,
+                            .cluster = mv->cluster};
             for (int p = 0; p < mk->nparams; p++) {
                 if (mv->spec[p] == RT_SPEC_D16) v.need_d16 |= UINT64_C(1) << p;
                 if (mv->spec[p] == RT_SPEC_EQ1) v.need_eq1 |= UINT64_C(1) << p;

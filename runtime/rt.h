@@ -278,6 +278,7 @@ typedef struct {
     atomic_int dyn_limit;    /* dynamic shared memory the function is set up for */
     int ntmaps;              /* tensor maps passed after the declared params (tmaps=) */
     const rt_tmap *tmaps;    /* in the module's (or lazy variant's) meta */
+    int cluster;             /* cluster=: CTAs per cluster along grid x; 0 or 1: plain launches */
 } rt_variant;
 
 /* A variant of a kernel from source, compiled at its first launch (lazy.c).

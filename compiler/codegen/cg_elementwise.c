@@ -502,9 +502,13 @@ bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     case IR_CONST:
         cg_set(C, r, fill(C, r, const_value(C, in, (blk_dtype)r->type.dtype)));
         return true;
-    case IR_PROGRAM_ID:
-        cg_set(C, r, fill(C, r, sreg(C, "ctaid", in->axis)));
+    case IR_PROGRAM_ID: {
+        LLVMValueRef id = sreg(C, "ctaid", in->axis);
+        /* the cluster peer's id (cg_ws.c): programs 2i and 2i + 1 pair up */
+        if (C->pid_peer && in->axis == 0) id = LLVMBuildXor(C->b, id, cg_const_i32(C, 1), "");
+        cg_set(C, r, fill(C, r, id));
         return true;
+    }
     case IR_NUM_PROGRAMS:
         cg_set(C, r, fill(C, r, sreg(C, "nctaid", in->axis)));
         return true;

@@ -62,6 +62,8 @@ typedef struct {
     ir_value *z;         /* a 3-d map's plane coordinate (NULL: 2-d) */
     ir_inst *hoist;      /* a HOIST tile's load before this loop, issued once by its producer (cg_ws.c), or NULL */
     const char *meta;    /* its blk-meta tmaps= entry */
+    int boxes;           /* boxes per slot */
+    int box_at;          /* where meta's box and swizzle begin (cg_tma_even_boxes rewrites them) */
     LLVMValueRef map;    /* the grid-constant CUtensorMap parameter */
 } cg_tma;
 #define CG_MAX_TMA 8
@@ -97,6 +99,12 @@ typedef struct {
                                     * loop), or NULL */
     LLVMValueRef ws_count;         /* with ws_outer: i32 alloca, the consumers' iterations of
                                     * ws_loop in earlier tiles (slots and phases run on) */
+    /* clusters of 2 along grid axis 0 (cg_ws.c): the producers of a pair
+     * multicast each box both programs load; 0: none */
+    int cluster;
+    LLVMValueRef cl_rank, cl_size; /* i32 %cluster_ctarank, %cluster_nctarank (1 or 2 at run time) */
+    bool pid_peer;                 /* lowering the peer's slice: program_id(0) is the other program's */
+    cg_val *peer_vals;             /* by value id: the producer's slice as the peer computes it */
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
     int wg_commits;           /* commit_groups lowered so far, in program order */
@@ -289,7 +297,14 @@ void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred)
 void cg_mbar_wait(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef parity);
 void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
-                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred);
+                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred, bool multicast);
+/* clusters (cg_tma.c, used by cg_ws.c / cg_pipe.c) */
+bool cg_tma_even_boxes(cg_ctx *C, cg_tma *m);
+void cg_mbar_arrive_remote(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef rank, LLVMValueRef pred);
+void cg_mbar_init_n(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef count, LLVMValueRef pred);
+void cg_cluster_sync(cg_ctx *C);
+LLVMValueRef cg_cluster_sreg(cg_ctx *C, const char *name);
+void cg_ws_release(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 /* cg_ws.c: warp specialization. plan: choose the loop (after
  * cg_tma_plan); entry: the branch to the producer and the consumers'
  * register raise (after the parameters are bound); producer: the

@@ -365,6 +365,7 @@ static void write_meta(cg_ctx *C, blk_strbuf *out, const ir_func *f, const char 
     for (int j = 0; j < f->do_not_specialize.len; j++)
         sb_printf(out, "%s%s", j ? "," : " nospec=", param_name(f, f->do_not_specialize.data[j]));
     if (C) cg_tma_meta(C, out);
+    if (C && C->cluster) sb_printf(out, " cluster=%d", C->cluster); /* cg_ws.c; the runtime launches pairs */
     sb_putc(out, '\n');
 }
 

@@ -385,6 +385,25 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     }
     LLVMValueRef z = m->z ? cg_cast_scalar(C, ld->loc, (blk_dtype)m->z->type.dtype, DT_I32, eval_at(C, loop, m->z, iv64, NULL).v[0])
                           : NULL;
+    /* In a cluster (cg_ws.c): the box is shared when the peer's
+     * coordinates are the same (and the program was launched in a pair);
+     * then this producer issues every other box, multicast to both. */
+    LLVMValueRef mc = NULL;
+    /* BLK_CLUSTER_UNICAST=1: never multicast (A/B runs: the pair's cost alone) */
+    if (C->peer_vals && !m->hoist && !getenv("BLK_CLUSTER_UNICAST")) {
+        cg_val *own = C->vals;
+        C->vals = C->peer_vals;
+        C->pid_peer = true; /* a program_id(0) in the body, recomputed by eval_at */
+        mc = LLVMBuildICmp(b, LLVMIntEQ, C->cl_size, cg_const_i32(C, 2), "");
+        for (int d = 0; d < 3; d++) {
+            ir_value *ov = d < 2 ? m->off[d] : m->z;
+            if (!ov) continue;
+            LLVMValueRef p = cg_cast_scalar(C, ld->loc, (blk_dtype)ov->type.dtype, DT_I32, eval_at(C, loop, ov, iv64, NULL).v[0]);
+            mc = LLVMBuildAnd(b, mc, LLVMBuildICmp(b, LLVMIntEQ, p, d < 2 ? off[d] : z, ""), "");
+        }
+        C->vals = own;
+        C->pid_peer = false;
+    }
     sm_tile t = rt->t;
     if (t.perm_wm) {
         cg_error(C, ld->loc, "internal error: a TMA ring for a tile whose rows are permuted");
@@ -394,10 +413,23 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
                            1, "");
     LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
     int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / 128;
-    for (int p = 0; p < panels; p++)
-        for (int q = 0; q < rows / R; q++)
-            cg_tma_load(C, m, dst0, p * rows * 128 + q * R * 128, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z,
-                        bar32, pred);
+    LLVMValueRef uni = pred, multi[2] = {NULL, NULL};
+    if (mc) { /* i32 predicates: unicast when not shared; box k multicast by rank k % 2 when shared */
+        LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, pred, cg_const_i32(C, 0), "");
+        uni = LLVMBuildZExt(b, LLVMBuildAnd(b, on, LLVMBuildNot(b, mc, ""), ""), C->i32, "");
+        for (int k = 0; k < 2; k++) {
+            LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, C->cl_rank, cg_const_i32(C, k), "");
+            multi[k] = LLVMBuildZExt(b, LLVMBuildAnd(b, LLVMBuildAnd(b, on, mc, ""), mine, ""), C->i32, "");
+        }
+    }
+    for (int p = 0, k = 0; p < panels; p++)
+        for (int q = 0; q < rows / R; q++, k++) {
+            int ddst = p * rows * 128 + q * R * 128;
+            cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, uni, false);
+            if (mc)
+                cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, multi[k % 2],
+                            true);
+        }
 }
 
 LLVMValueRef cg_mbar_at(cg_ctx *C, LLVMValueRef mbar, LLVMValueRef slot) {
@@ -694,6 +726,10 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         bool tma_hoist = cg_ws_has_hoisted(C);
         if (tma_hoist) fence_async_smem(C); /* TMA's writes come after this memory's generic accesses */
         cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+        if (C->cluster) { /* this memory is no longer scratch: every slot free, for both producers (cg_ws.c) */
+            LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
+            for (int j = 0; j < S; j++) cg_ws_release(C, cg_mbar_at(C, cg_ws_empties(C, C->ws_bars, S), cg_const_i32(C, j)), lead);
+        }
         cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
         if (tma_hoist) cg_mbar_wait(C, cg_ws_hoist_bar(C), cg_const_i32(C, 0)); /* its only phase */
     } else if (tm) {
@@ -781,7 +817,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
         LLVMValueRef past = LLVMBuildICmp(b, LLVMIntSGE, it32, cg_const_i32(C, L), "");
         LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
         LLVMValueRef rel = LLVMBuildZExt(b, LLVMBuildAnd(b, past, lead, ""), C->i32, "");
-        cg_mbar_arrive(C, cg_mbar_at(C, cg_ws_empties(C, tm->mbar, S), rslot), rel);
+        cg_ws_release(C, cg_mbar_at(C, cg_ws_empties(C, tm->mbar, S), rslot), rel);
         slot = LLVMBuildURem(b, g, cg_const_i32(C, S), "");
         LLVMValueRef parity = LLVMBuildAnd(b, LLVMBuildUDiv(b, g, cg_const_i32(C, S), ""), cg_const_i32(C, 1), "");
         cg_mbar_wait(C, cg_mbar_at(C, tm->mbar, slot), parity);
@@ -836,7 +872,7 @@ static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
     LLVMValueRef n64 = LLVMBuildSDiv(b, span, t0->step, "");
     LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, t0->ub, t0->lb, "");
     LLVMValueRef n = LLVMBuildSelect(b, pos, LLVMBuildTrunc(b, n64, C->i32, ""), cg_const_i32(C, 0), "");
-    LLVMValueRef base = LLVMBuildLoad2(b, C->i32, C->ws_count, "");
+    LLVMValueRef base = C->ws_count ? LLVMBuildLoad2(b, C->i32, C->ws_count, "") : cg_const_i32(C, 0);
     LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), "");
     LLVMValueRef empty = cg_ws_empties(C, t0->mbar, S);
     for (int d = 1; d <= L; d++) {
@@ -845,9 +881,9 @@ static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
         LLVMValueRef slot = LLVMBuildURem(b, LLVMBuildAdd(b, base, LLVMBuildSelect(b, on, idx, cg_const_i32(C, 0), ""), ""),
                                           cg_const_i32(C, S), "");
         LLVMValueRef bar = cg_mbar_at(C, empty, slot);
-        cg_mbar_arrive(C, bar, LLVMBuildZExt(b, on, C->i32, ""));
+        cg_ws_release(C, bar, LLVMBuildZExt(b, on, C->i32, ""));
     }
-    LLVMBuildStore(b, LLVMBuildAdd(b, base, n, ""), C->ws_count);
+    if (C->ws_count) LLVMBuildStore(b, LLVMBuildAdd(b, base, n, ""), C->ws_count);
 }
 
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
@@ -867,6 +903,10 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     if (tm && ws && C->ws_outer) {
         tile_done(C, loop, tm);
         return; /* the rings stay the producer's until the tile loop ends */
+    } else if (tm && ws && C->cluster) {
+        /* the last L iterations, released for the peer's producer, which
+         * waits for every release before its program ends (cg_ws.c) */
+        tile_done(C, loop, tm);
     } else if (tm && ws) {
         /* nothing: the producer's last box landed before the consumers'
          * last wait, and its barriers live outside this memory (cg_ws.c) */

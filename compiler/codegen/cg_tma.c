@@ -381,12 +381,13 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         sb_putc(&text, ',');
         ok = plane_ok = plane_text(C, &tf, &text);
     }
+    int box_at = (int)text.len;
     sb_printf(&text, ":%d,%d%s:128", panel, R, tf.plane ? ",1" : "");
     const char *why = NULL;
     if (ok) {
         cg_tma *m = &C->tma[C->num_tma++];
         *m = (cg_tma){.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
-                      .z = tf.z, .hoist = hoist ? loop : NULL};
+                      .z = tf.z, .hoist = hoist ? loop : NULL, .boxes = (cols / panel) * (rows / R), .box_at = box_at};
         size_t n = strlen(text.data) + 1;
         char *s = arena_alloc(C->a, n);
         if (s) memcpy(s, text.data, n);
@@ -509,13 +510,70 @@ void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
  * boxes then keep three base registers live across the loop, not one
  * hoisted register per box. */
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
-                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred) {
-    char text[360];
+                 LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred, bool multicast) {
+    char text[420];
+    /* multicast: to the same offsets in both programs of the cluster,
+     * completing on the barrier at the same offset in each */
     snprintf(text, sizeof text,
-             "{ .reg .pred p; .reg .b32 d, x, y; setp.ne.b32 p, $5, 0; add.s32 d, $0, %d; add.s32 x, $2, %d; "
-             "add.s32 y, $3, %d; @p cp.async.bulk.tensor.%s.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
-             "[d], [$1, {x, y%s}], [$4]; }",
-             ddst, dx, dy, z ? "3d" : "2d", z ? ", $6" : "");
+             "{ .reg .pred p; .reg .b32 d, x, y;%s setp.ne.b32 p, $5, 0; add.s32 d, $0, %d; add.s32 x, $2, %d; "
+             "add.s32 y, $3, %d; @p cp.async.bulk.tensor.%s.shared::cluster.global.tile.mbarrier::complete_tx::bytes%s "
+             "[d], [$1, {x, y%s}], [$4]%s; }",
+             multicast ? " .reg .b16 mk; mov.b16 mk, 3;" : "", ddst, dx, dy, z ? "3d" : "2d",
+             multicast ? ".multicast::cluster" : "", z ? ", $6" : "", multicast ? ", mk" : "");
     LLVMValueRef args[7] = {dst32, m->map, x, y, bar32, pred, z};
     cg_inline_asm(C, C->vd, text, z ? "r,l,r,r,r,r,r,~{memory}" : "r,l,r,r,r,r,~{memory}", args, z ? 7 : 6, true);
+}
+
+/* ---- clusters (cg_ws.c): the pair's producers split each shared box ---- */
+
+/* An even number of boxes per slot, so that each program of a pair can
+ * issue half of them (multicast to both): a ring of one box of R rows
+ * takes two of R/2 (the map's box shrinks; unicast then issues both). */
+bool cg_tma_even_boxes(cg_ctx *C, cg_tma *m) {
+    if (m->boxes % 2 == 0) return true;
+    if (m->box_rows % 16) return false;
+    int R = m->box_rows / 2;
+    blk_strbuf text;
+    sb_init(&text);
+    sb_printf(&text, "%.*s:%d,%d%s:128", m->box_at, m->meta, m->panel, R, m->z ? ",1" : "");
+    size_t n = strlen(text.data) + 1;
+    char *s = arena_alloc(C->a, n);
+    if (s) memcpy(s, text.data, n);
+    else C->failed = true;
+    sb_free(&text);
+    if (!s) return false;
+    m->meta = s, m->box_rows = R, m->boxes *= 2;
+    return true;
+}
+
+/* One arrival on the barrier at the same offset in cluster CTA `rank`.
+ * The default semantics (release at CTA scope), as CUTLASS's
+ * ClusterBarrier: what it orders is this warp's completed wgmma reads of
+ * the slot before the peer's TMA overwrites it. .release.cluster made
+ * every release a cluster-wide fence: matmul 8192^3 ran 1574 -> 2134 us,
+ * fp8 512 -> 1052 (H200). */
+void cg_mbar_arrive_remote(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef rank, LLVMValueRef pred) {
+    cg_inline_asm(C, C->vd,
+                  "{ .reg .pred p; .reg .b32 ra; setp.ne.b32 p, $1, 0; mapa.shared::cluster.u32 ra, $0, $2; "
+                  "@p mbarrier.arrive.shared::cluster.b64 _, [ra]; }",
+                  "r,r,r,~{memory}", (LLVMValueRef[]){bar32, pred, rank}, 3, true);
+}
+
+/* a barrier whose phase completes after `count` (an i32 register) arrivals */
+void cg_mbar_init_n(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef count, LLVMValueRef pred) {
+    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p mbarrier.init.shared::cta.b64 [$0], $2; }",
+                  "r,r,r,~{memory}", (LLVMValueRef[]){bar32, pred, count}, 3, true);
+}
+
+/* every thread of the cluster (of the program, without one) meets here;
+ * what each wrote before (barrier inits) is visible to all after */
+void cg_cluster_sync(cg_ctx *C) {
+    cg_inline_asm(C, C->vd, "barrier.cluster.arrive.release.aligned; barrier.cluster.wait.acquire.aligned;", "~{memory}",
+                  NULL, 0, true);
+}
+
+LLVMValueRef cg_cluster_sreg(cg_ctx *C, const char *name) {
+    char text[48];
+    snprintf(text, sizeof text, "mov.u32 $0, %%%s;", name);
+    return cg_inline_asm(C, C->i32, text, "=r", NULL, 0, false);
 }

@@ -201,15 +201,65 @@ bool cg_ws_has_hoisted(const cg_ctx *C) {
     return false;
 }
 
+/* Does v (a value of the producer's slice) depend on program_id(0)? */
+static bool reads_pid0(cg_ctx *C, ir_value *v, int depth) {
+    ir_inst *d = v->def;
+    if (!d || depth > 64) return false;
+    if (d->op == IR_PROGRAM_ID) return d->axis == 0;
+    for (int k = 0; k < d->num_operands; k++)
+        if (reads_pid0(C, d->operands[k], depth + 1)) return true;
+    return false;
+}
+
+/* Clusters of two programs along axis 0 (a pair: 2i, 2i + 1), whose
+ * producers split every box that both load and multicast it to both (the
+ * pair shares L2 traffic: matmul's grouped order puts two row tiles of one
+ * column panel side by side, so b's tile is read once for both). Whether
+ * a box is shared is decided at run time, per box: each producer also
+ * computes its peer's coordinates (the slice with program_id(0) ^ 1) and
+ * compares; the test is symmetric, so both agree. The pair must run the
+ * loop the same number of times: its bounds may not read program_id(0).
+ * NULL when taken, else why not. */
+static const char *consider_cluster(cg_ctx *C) {
+    /* BLK_CLUSTER=1 turns clusters on: measured slower so far
+     * (docs/codegen.md, "Clusters") */
+    const char *on = getenv("BLK_CLUSTER");
+    if (!tgt_has(C->tgt, TGT_CAP_CLUSTER) || !on || !*on || !strcmp(on, "0")) return "";
+    if (C->ws_outer) return "its loop is nested in a tile loop (the pair's trip counts may differ)";
+    if (cg_ws_has_hoisted(C)) return "a tile is loaded by TMA before the loop";
+    for (int k = 0; k < 3; k++)
+        if (reads_pid0(C, C->ws_loop->operands[k], 0)) return "its bounds depend on program_id(0)";
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].ld->parent == C->ws_loop->regions[0] && C->tma[j].boxes % 2 && C->tma[j].box_rows % 16)
+            return "a ring's box cannot be split in two";
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].ld->parent == C->ws_loop->regions[0] && !cg_tma_even_boxes(C, &C->tma[j])) return "";
+    return NULL;
+}
+
 void cg_ws_plan(cg_ctx *C) {
     C->ws_loop = NULL;
     C->ws_producer = NULL;
     C->ws_bars = NULL;
     C->ws_outer = NULL;
     C->ws_count = NULL;
+    C->cluster = 0;
+    C->cl_rank = C->cl_size = NULL;
+    C->pid_peer = false;
+    C->peer_vals = NULL;
     const char *off = getenv("BLK_DISABLE_WS");
     if (C->num_tma && tgt_has(C->tgt, TGT_CAP_WGMMA) && !(off && *off && strcmp(off, "0"))) plan_region(C, C->f->body);
     keep_hoisted(C);
+    if (!C->ws_loop || C->failed) return;
+    const char *why = consider_cluster(C);
+    if (!why) C->cluster = 2;
+    const char *who = C->entry ? C->entry : C->f->name;
+    if (why && *why && C->remarks)
+        diag_remark(C->diag, C->ws_loop->loc, "loop in %s: no cluster: %s", who, why);
+    else if (!why && (C->remarks & CG_REMARKS))
+        diag_remark(C->diag, C->ws_loop->loc,
+                    "loop in %s: clusters of 2 programs along axis 0: a box both load is issued half by each "
+                    "producer and multicast to both", who);
 }
 
 static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
@@ -239,11 +289,35 @@ static void init_barriers(cg_ctx *C) {
     C->ws_bars = g;
     LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
     for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, g, cg_const_i32(C, j)), 1, t0);
-    for (int j = 0; j < S; j++) cg_mbar_init(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), C->num_warps, t0);
+    if (C->cluster) { /* released by the consumer warps of both programs (one, launched without a cluster) */
+        C->cl_rank = cg_cluster_sreg(C, "cluster_ctarank");
+        C->cl_size = cg_cluster_sreg(C, "cluster_nctarank");
+        LLVMValueRef n = LLVMBuildMul(b, C->cl_size, cg_const_i32(C, C->num_warps), "");
+        for (int j = 0; j < S; j++) cg_mbar_init_n(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), n, t0);
+    } else
+        for (int j = 0; j < S; j++)
+            cg_mbar_init(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), C->num_warps, t0);
     if (cg_ws_has_hoisted(C)) cg_mbar_init(C, cg_ws_hoist_bar(C), 1, t0);
     cg_mbar_init_fence(C);
+    if (C->cluster) { /* the peer's arrivals and multicast boxes reach these barriers only once they exist */
+        cg_cluster_sync(C);
+        return;
+    }
     LLVMValueRef zero = cg_const_i32(C, 0);
     cg_call_intrinsic(C, "llvm.nvvm.barrier.cta.sync.aligned.all", NULL, 0, &zero, 1);
+}
+
+/* A consumer warp's lane 0 releasing a slot: on its own empty barrier
+ * and, in a cluster of two, on the peer's (whose producer multicasts into
+ * this program's slot too). */
+void cg_ws_release(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
+    cg_mbar_arrive(C, bar32, pred);
+    if (!C->cluster) return;
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef two = LLVMBuildICmp(b, LLVMIntEQ, C->cl_size, cg_const_i32(C, 2), "");
+    LLVMValueRef on = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, pred, cg_const_i32(C, 0), ""), two, "");
+    LLVMValueRef peer = LLVMBuildXor(b, C->cl_rank, cg_const_i32(C, 1), "");
+    cg_mbar_arrive_remote(C, bar32, peer, LLVMBuildZExt(b, on, C->i32, ""));
 }
 
 LLVMValueRef cg_ws_hoist_bar(cg_ctx *C) {
@@ -283,6 +357,18 @@ static LLVMValueRef as_i64(cg_ctx *C, ir_value *v) {
     return dtype_is_unsigned(t) ? LLVMBuildZExt(C->b, x, C->i64, "") : LLVMBuildSExt(C->b, x, C->i64, "");
 }
 
+/* The phase of empty[g % S] that frees the slot for the producer's
+ * iteration g. Without a cluster, a fresh barrier's preceding phase counts
+ * as complete, so the first S pass at once: parity (g / S & 1) ^ 1. In a
+ * cluster the consumers of both programs release every slot once when
+ * they reach the loop (the peer's producer writes into this program's
+ * slots, which were scratch until then): phase g / S, parity g / S & 1. */
+static LLVMValueRef empty_parity(cg_ctx *C, LLVMValueRef g, int S) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef p = LLVMBuildAnd(b, LLVMBuildUDiv(b, g, cg_const_i32(C, S), ""), cg_const_i32(C, 1), "");
+    return C->cluster ? p : LLVMBuildXor(b, p, cg_const_i32(C, 1), "");
+}
+
 void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValueRef empty) {
     if (C->failed || !C->ws_producer) return;
     LLVMBuilderRef b = C->b;
@@ -309,6 +395,22 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
         if (C->ws_mark[i]) C->vals[i] = (cg_val){0};
     for (ir_inst *in = top->first; in && in != first; in = in->next)
         if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+    if (C->cluster) { /* the same slice as the peer computes it (tma_fill compares the boxes) */
+        cg_val *own = ARENA_ARRAY(C->a, cg_val, C->num_values + 1), *peer = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
+        if (!own || !peer) { C->failed = true; return; }
+        memcpy(own, C->vals, sizeof(cg_val) * (size_t)C->num_values);
+        for (int i = 0; i < C->num_values; i++)
+            if (C->ws_mark[i]) C->vals[i] = (cg_val){0};
+        C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+        C->pid_peer = true;
+        for (ir_inst *in = top->first; in && in != first; in = in->next)
+            if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
+        C->pid_peer = false;
+        memcpy(peer, C->vals, sizeof(cg_val) * (size_t)C->num_values);
+        memcpy(C->vals, own, sizeof(cg_val) * (size_t)C->num_values);
+        C->remat = NULL, C->num_remat = 0, C->cap_remat = 0;
+        C->peer_vals = peer;
+    }
     /* the hoisted tiles first: the loop's first dot reads them with its first slot */
     if (cg_ws_has_hoisted(C)) cg_pipe_produce_hoisted(C, loop, cg_ws_hoist_bar(C), lead);
     /* g counts the iterations of `loop` issued so far: slot g % S, phase g / S */
@@ -337,17 +439,26 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMValueRef iv = L.iv, it = cg_loop_phi(C, &L, C->i32, g0);
     cg_loop_test(C, &L, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), NULL);
     LLVMValueRef slot = LLVMBuildURem(b, it, cg_const_i32(C, S), "");
-    LLVMValueRef parity = LLVMBuildXor(b, LLVMBuildAnd(b, LLVMBuildUDiv(b, it, cg_const_i32(C, S), ""), cg_const_i32(C, 1), ""),
-                                       cg_const_i32(C, 1), "");
-    cg_mbar_wait(C, cg_mbar_at(C, empty, slot), parity);
+    cg_mbar_wait(C, cg_mbar_at(C, empty, slot), empty_parity(C, it, S));
     cg_pipe_produce(C, loop, iv, slot, cg_mbar_at(C, full, slot), lead);
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, step, ""), itn = LLVMBuildAdd(b, it, cg_const_i32(C, 1), "");
     cg_phi_add(it, itn, cg_loop_end(C, &L, ivn));
     if (outer) /* g: the count when the inner loop ends */
         cg_phi_add(ophi_g, it, cg_loop_end(C, &O, LLVMBuildAdd(b, O.iv, ostep, "")));
+    if (C->cluster) {
+        /* The peer's consumers release this program's slots until their
+         * last iteration: the program (its shared memory, these barriers)
+         * must live until every release arrived, i.e. until the slots are
+         * free for S more iterations. */
+        for (int j = 0; j < S; j++) {
+            LLVMValueRef g = LLVMBuildAdd(b, it, cg_const_i32(C, j), "");
+            cg_mbar_wait(C, cg_mbar_at(C, empty, LLVMBuildURem(b, g, cg_const_i32(C, S), "")), empty_parity(C, g, S));
+        }
+    }
     LLVMBuildRetVoid(b);
 
     memcpy(C->vals, saved, sizeof(cg_val) * (size_t)C->num_values);
+    C->peer_vals = NULL;
     C->remat = rm, C->num_remat = nrm, C->cap_remat = crm, C->num_wg_pending = npend;
     LLVMPositionBuilderAtEnd(b, resume);
 }

@@ -22,5 +22,5 @@ const tgt_target tgt_sm90a = {
     .arch = "sm_90a",
     .llvm_cpu = "sm_90a",
     SM90_COMMON,
-    .caps = TGT_CAP_CP_ASYNC | TGT_CAP_TMA | TGT_CAP_WGMMA | TGT_CAP_F8_CVT | TGT_CAP_BF16_MATH,
+    .caps = TGT_CAP_CP_ASYNC | TGT_CAP_TMA | TGT_CAP_WGMMA | TGT_CAP_F8_CVT | TGT_CAP_BF16_MATH | TGT_CAP_CLUSTER,
 };

@@ -19,6 +19,8 @@ enum { /* tgt_target.caps */
     TGT_CAP_WGMMA = 1 << 2,    /* wgmma.mma_async (sm_90a only) */
     TGT_CAP_F8_CVT = 1 << 3,   /* cvt.rn.satfinite.e4m3x2.f32 etc. (sm_89+) */
     TGT_CAP_BF16_MATH = 1 << 4,/* native bf16 add/mul/fma (sm_90) */
+    TGT_CAP_CLUSTER = 1 << 5,  /* thread-block clusters with TMA multicast (sm_90a: the
+                                * multicast form is sm_90a-only; mapa, barrier.cluster) */
 };
 
 typedef struct {

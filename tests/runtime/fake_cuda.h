@@ -15,8 +15,13 @@
  * static_shared=M" lines set a function's limits. A "cubin" is the bytes
  * "\177ELF" followed by the same text.
  *
- * cuTensorMapEncodeTiled (CUDA 12.0) is exported unless the library is
- * built with FAKE_NO_TMAP (libfake_cuda_notmap: a driver older than 12.0).
+ * cuTensorMapEncodeTiled and cuLaunchKernelEx (CUDA 12.0) are exported
+ * unless the library is built with FAKE_NO_TMAP (libfake_cuda_notmap: a
+ * driver older than 12.0). cuLaunchKernelEx takes one attribute, the
+ * cluster dimension (any other fails with CUDA_ERROR_INVALID_VALUE), checks
+ * it like the driver (it divides the grid, at most 8 CTAs, only device 0 is
+ * sm_90: else CUDA_ERROR_INVALID_CLUSTER_SIZE), and records the launch like
+ * cuLaunchKernel, with the cluster dims (fake_get_cluster).
  * A launch records the bytes of up to FAKE_MAX_BIG parameters larger than 8
  * bytes (".param .align 64 .b8 NAME[128]": tensor maps; fake_get_big) and fails with
  * CUDA_ERROR_INVALID_VALUE if such a parameter's host copy is not 64-byte
@@ -85,6 +90,7 @@ typedef struct {
     int (*peer_enabled)(int dev, int peer);          /* 1: cuCtxEnablePeerAccess from dev's context to peer's */
     void (*stall)(int on);                           /* 1: work never finishes (queries NOT_READY) */
     int (*get_big)(int i, int j, unsigned char *out); /* launch i's j-th parameter over 8 bytes (128 bytes to out); 0 ok */
+    int (*get_cluster)(int i, unsigned out[3]);      /* launch i's cluster dims (0,0,0: no cluster); 0 ok */
 } fake_api;
 
 /* The newest recorded launch into *out (zeroed first). 0 if there is one. */
@@ -112,10 +118,11 @@ static inline int fake_api_load(fake_api *f) {
     FAKE_SYM(peer_enabled);
     FAKE_SYM(stall);
     FAKE_SYM(get_big);
+    FAKE_SYM(get_cluster);
 #undef FAKE_SYM
     return f->reset && f->fail_next && f->launch_count && f->get_launch && f->count_calls && f->call_log &&
                    f->attr_sets && f->live_allocs && f->ctx_depth && f->proc_address_calls && f->peer_enabled &&
-                   f->stall && f->get_big
+                   f->stall && f->get_big && f->get_cluster
                ? 0
                : -1;
 }

@@ -288,10 +288,11 @@ CUresult check_stream(CUstream s) {
     return RT_CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
-                               unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params,
-                               void **extra) {
-    ENTER("cuLaunchKernel");
+/* cuLaunchKernel's checks and record (after its ENTER), also for
+ * cuLaunchKernelEx: cluster is the clusterDim it got, or NULL. */
+static CUresult launch(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                       unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params, void **extra,
+                       const unsigned cluster[3]) {
     NEED_CTX();
     if (!f || f->magic != M_FUNC) return RT_CUDA_ERROR_INVALID_HANDLE;
     if (f->mod->ctx != current()) return RT_CUDA_ERROR_INVALID_CONTEXT;
@@ -304,8 +305,14 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     if ((int)shared > f->max_dyn) return RT_CUDA_ERROR_INVALID_VALUE;
     if (extra) return RT_CUDA_ERROR_INVALID_VALUE; /* the runtime never uses extra */
     if (f->nparams > 0 && !params) return RT_CUDA_ERROR_INVALID_VALUE;
+    /* a cluster divides the grid, has at most 8 CTAs (the portable size) and
+     * needs sm_90: device 0 only */
+    if (cluster && (!cluster[0] || !cluster[1] || !cluster[2] || gx % cluster[0] || gy % cluster[1] ||
+                    gz % cluster[2] || cluster[0] * cluster[1] * cluster[2] > 8 || current()->device != 0))
+        return RT_CUDA_ERROR_INVALID_CLUSTER_SIZE;
     launch_rec rec;
     memset(&rec, 0, sizeof rec);
+    if (cluster) memcpy(rec.cluster, cluster, sizeof rec.cluster);
     fake_launch *l = &rec.l;
     snprintf(l->entry, sizeof l->entry, "%s", f->name);
     l->device = current()->device;
@@ -332,6 +339,34 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     record_launch(&rec);
     return RT_CUDA_SUCCESS;
 }
+
+EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                               unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params,
+                               void **extra) {
+    ENTER("cuLaunchKernel");
+    return launch(f, gx, gy, gz, bx, by, bz, shared, s, params, extra, NULL);
+}
+
+#ifndef FAKE_NO_TMAP /* a driver older than 12.0 has no cuLaunchKernelEx either */
+/* The attributes the fake knows: CLUSTER_DIMENSION (at most once); any other
+ * is refused, so a test sees what the runtime sends. */
+EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *c, CUfunction f, void **params, void **extra) {
+    ENTER("cuLaunchKernelEx");
+    NEED_INIT();
+    if (!c || (c->numAttrs && !c->attrs)) return RT_CUDA_ERROR_INVALID_VALUE;
+    unsigned dims[3] = {0, 0, 0};
+    bool cluster = false;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        if (c->attrs[i].id != RT_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION || cluster) return RT_CUDA_ERROR_INVALID_VALUE;
+        dims[0] = c->attrs[i].value.clusterDim.x;
+        dims[1] = c->attrs[i].value.clusterDim.y;
+        dims[2] = c->attrs[i].value.clusterDim.z;
+        cluster = true;
+    }
+    return launch(f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY, c->blockDimZ,
+                  c->sharedMemBytes, c->hStream, params, extra, cluster ? dims : NULL);
+}
+#endif
 
 EXPORT CUresult cuStreamCreate(CUstream *out, unsigned int flags) {
     ENTER("cuStreamCreate");

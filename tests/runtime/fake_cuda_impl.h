@@ -29,11 +29,14 @@ struct CUctx_st {
 };
 
 /* A launch as recorded: what fake_get_launch gives (fake_launch keeps the
- * layout tests/python mirrors) and the parameters over 8 bytes (fake_get_big). */
+ * layout tests/python mirrors), the parameters over 8 bytes (fake_get_big)
+ * and the cluster dims cuLaunchKernelEx got (fake_get_cluster; zeros for
+ * cuLaunchKernel). */
 typedef struct {
     fake_launch l;
     int nbig;
     unsigned char big[FAKE_MAX_BIG][128];
+    unsigned cluster[3];
 } launch_rec;
 
 extern bool initialised;                   /* cuInit succeeded */

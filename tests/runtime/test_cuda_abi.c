@@ -3,7 +3,9 @@
  * libblkrt declares the driver entry points itself (no toolkit needed to
  * build it). Here the same X-macro list is compiled with NVIDIA's types and
  * every signature is compared with cudaTypedefs.h's PFN_<name>_v<version>, and
- * every constant with cuda.h's: a mismatch fails the build of this test. */
+ * every constant with cuda.h's: a mismatch fails the build of this test.
+ * cuda_api.h's layout asserts (CUlaunchConfig, CUlaunchAttribute) hold here
+ * for cuda.h's own types too. */
 #define RT_CUDA_REAL_HEADER 1
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -51,6 +53,7 @@ SAME(CUDA_ERROR_TOO_MANY_PEERS)
 SAME(CUDA_ERROR_LAUNCH_FAILED)
 SAME(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 SAME(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+SAME(CUDA_ERROR_INVALID_CLUSTER_SIZE)
 SAME(CUDA_ERROR_UNKNOWN)
 SAME(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
 SAME(CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X)
@@ -96,6 +99,7 @@ SAME(CU_TENSOR_MAP_SWIZZLE_64B)
 SAME(CU_TENSOR_MAP_SWIZZLE_128B)
 SAME(CU_TENSOR_MAP_L2_PROMOTION_L2_128B)
 SAME(CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+SAME(CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
 
 /* The handle and value types of the non-toolkit build have the same sizes. */
 _Static_assert(sizeof(CUdeviceptr) == sizeof(unsigned long long), "CUdeviceptr");

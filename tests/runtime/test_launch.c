@@ -3,7 +3,13 @@
  * argument validation with exact messages and nothing sent to the driver,
  * grid / block / shared-memory limits, the >48 KB opt-in set once per
  * function, variant selection by specialisation, launch failures, streams
- * and a second device. */
+ * and a second device; variants with cluster= through cuLaunchKernelEx
+ * (grids that do not divide into clusters, and variants without the field,
+ * through cuLaunchKernel).
+ *
+ *   rt_test_launch              everything, on the fake driver
+ *   rt_test_launch old_driver   a driver without cuLaunchKernelEx (libfake_cuda_notmap):
+ *                               cluster= variants launch through cuLaunchKernel */
 #include "cuda_api.h"
 #include "fake_cuda.h"
 #include "rt_test.h"
@@ -39,7 +45,15 @@ static const char PTX[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
     "params=a:bool,b:i8,c:f16,d:bf16,e:f32,f:i64,g:u16,h:f64,i:*const f16\n"
     PTX_ENTRY("types", ".param .u8 a, .param .u8 b, .param .b16 c, .param .b16 d, .param .f32 e, .param .u64 f, "
                        ".param .u16 g, .param .f64 h, .param .u64 i")
-    PTX_ENTRY("raw_kernel", P64("p") ", .param .u32 n");
+    PTX_ENTRY("raw_kernel", P64("p") ", .param .u32 n")
+    /* thread-block clusters: cluster=2 and 4; a d16 variant with a cluster
+     * and its generic one without */
+    "// blk-meta v1 kernel=clus entry=clus num_warps=4 shared=1024 params=x:*f32,n:i32 cluster=2\n"
+    PTX_ENTRY("clus", P64("x") ", .param .u32 n")
+    "// blk-meta v1 kernel=clus4 entry=clus4 num_warps=2 shared=0 params=x:*f32 cluster=4\n" PTX_ENTRY("clus4", P64("x"))
+    "// blk-meta v1 kernel=cv entry=cv_d16 num_warps=4 shared=0 params=x:*f32 spec=d16 cluster=2\n"
+    "// blk-meta v1 kernel=cv entry=cv num_warps=4 shared=0 params=x:*f32\n"
+    PTX_ENTRY("cv_d16", P64("x")) PTX_ENTRY("cv", P64("x"));
 
 static fake_launch last(void) {
     fake_launch l;
@@ -278,6 +292,160 @@ static void raw(blkrt_module *m) {
     CHECK(strcmp(last().entry, "vadd_generic") == 0, "raw launch of vadd: %s", last().entry);
 }
 
+/* The newest launch's cluster dims (0,0,0: launched without a cluster). */
+static void last_cluster(unsigned out[3]) {
+    out[0] = out[1] = out[2] = 99;
+    CHECK(F.get_cluster(F.launch_count() - 1, out) == 0, "a launch was recorded");
+}
+
+/* Launch k (params x, and n if it has two) on grid; returns the cluster dims
+ * the driver got and counts the two launch calls made. */
+static blkrt_status launch_c(blkrt_kernel *k, int nargs, uint32_t gx, uint32_t gy, blkrt_stream *s, unsigned cl[3],
+                             int *plain, int *ex) {
+    int p0 = F.count_calls("cuLaunchKernel"), e0 = F.count_calls("cuLaunchKernelEx");
+    blkrt_arg a[] = {BLKRT_PTR(0x10000), BLKRT_INT(77)};
+    uint32_t grid[3] = {gx, gy, 1};
+    blkrt_status st = blkrt_launch(k, grid, a, nargs, s);
+    *plain = F.count_calls("cuLaunchKernel") - p0;
+    *ex = F.count_calls("cuLaunchKernelEx") - e0;
+    if (st == BLKRT_OK) last_cluster(cl);
+    return st;
+}
+
+#define CLUSTER_IS(cl, x, y, z) ((cl)[0] == (x) && (cl)[1] == (y) && (cl)[2] == (z))
+
+static void clusters(blkrt_module *m) {
+    blkrt_kernel *c, *c4, *cv, *va;
+    OK(blkrt_module_kernel(m, "clus", &c));
+    OK(blkrt_module_kernel(m, "clus4", &c4));
+    OK(blkrt_module_kernel(m, "cv", &cv));
+    OK(blkrt_module_kernel(m, "vector_add", &va));
+    unsigned cl[3];
+    int plain, ex;
+
+    /* cluster=2, an even grid: cuLaunchKernelEx with clusterDim (2,1,1), and
+     * everything else as cuLaunchKernel would get it */
+    OK(launch_c(c, 2, 6, 3, NULL, cl, &plain, &ex));
+    CHECK(ex == 1 && plain == 0, "cluster=2, grid 6: %d cuLaunchKernelEx, %d cuLaunchKernel", ex, plain);
+    CHECK(CLUSTER_IS(cl, 2, 1, 1), "cluster dims (%u,%u,%u), expected (2,1,1)", cl[0], cl[1], cl[2]);
+    fake_launch l = last();
+    CHECK(strcmp(l.entry, "clus") == 0 && l.grid[0] == 6 && l.grid[1] == 3 && l.grid[2] == 1, "entry and grid");
+    CHECK(l.block[0] == 128 && l.block[1] == 1 && l.block[2] == 1 && l.shared == 1024 && l.stream == NULL,
+          "block %u, shared %u", l.block[0], l.shared);
+    CHECK(l.nparams == 2 && p64(&l, 0) == 0x10000 && p32(&l, 1) == 77, "params through cuLaunchKernelEx");
+
+    /* an odd grid cannot be cut into clusters of 2: a plain launch */
+    OK(launch_c(c, 2, 7, 1, NULL, cl, &plain, &ex));
+    CHECK(ex == 0 && plain == 1 && CLUSTER_IS(cl, 0, 0, 0), "grid 7: cuLaunchKernel (%d, %d), no cluster", plain, ex);
+    CHECK(last().grid[0] == 7 && last().block[0] == 128 && last().shared == 1024, "the plain launch's config");
+    /* a grid of 1 likewise; grid y and z do not matter */
+    OK(launch_c(c, 2, 1, 2, NULL, cl, &plain, &ex));
+    CHECK(ex == 0 && plain == 1, "grid 1: cuLaunchKernel");
+
+    /* cluster=4: the grid must divide by 4, not just by 2 */
+    OK(launch_c(c4, 1, 6, 1, NULL, cl, &plain, &ex));
+    CHECK(ex == 0 && plain == 1 && CLUSTER_IS(cl, 0, 0, 0), "cluster=4, grid 6: cuLaunchKernel");
+    OK(launch_c(c4, 1, 8, 1, NULL, cl, &plain, &ex));
+    CHECK(ex == 1 && plain == 0 && CLUSTER_IS(cl, 4, 1, 1), "cluster=4, grid 8: (%u,%u,%u) by cuLaunchKernelEx",
+          cl[0], cl[1], cl[2]);
+    CHECK(last().block[0] == 64, "2 warps");
+
+    /* no cluster= field: cuLaunchKernel, whatever the grid */
+    int p0 = F.count_calls("cuLaunchKernel"), e0 = F.count_calls("cuLaunchKernelEx");
+    blkrt_arg va_args[] = {BLKRT_PTR(0x10000), BLKRT_PTR(0x20000), BLKRT_PTR(0x30000), BLKRT_INT(64)};
+    uint32_t g8[3] = {8, 1, 1};
+    OK(blkrt_launch(va, g8, va_args, 4, NULL));
+    last_cluster(cl);
+    CHECK(F.count_calls("cuLaunchKernel") == p0 + 1 && F.count_calls("cuLaunchKernelEx") == e0 &&
+              CLUSTER_IS(cl, 0, 0, 0),
+          "a variant without cluster=: cuLaunchKernel");
+
+    /* the cluster belongs to the variant: cv_d16 has one, cv not */
+    OK(launch_c(cv, 1, 4, 1, NULL, cl, &plain, &ex));
+    CHECK(strcmp(last().entry, "cv_d16") == 0 && ex == 1 && CLUSTER_IS(cl, 2, 1, 1), "cv_d16 in clusters of 2");
+    p0 = F.count_calls("cuLaunchKernel"), e0 = F.count_calls("cuLaunchKernelEx");
+    blkrt_arg mis[] = {BLKRT_PTR(0x10004)};
+    uint32_t g4[3] = {4, 1, 1};
+    OK(blkrt_launch(cv, g4, mis, 1, NULL));
+    last_cluster(cl);
+    CHECK(strcmp(last().entry, "cv") == 0 && F.count_calls("cuLaunchKernel") == p0 + 1 &&
+              F.count_calls("cuLaunchKernelEx") == e0 && CLUSTER_IS(cl, 0, 0, 0),
+          "cv (no cluster=) by cuLaunchKernel: entry %s", last().entry);
+
+    /* a stream goes to cuLaunchKernelEx too */
+    blkrt_stream *s;
+    OK(blkrt_stream_create(d, &s));
+    OK(launch_c(c, 2, 2, 1, s, cl, &plain, &ex));
+    CHECK(ex == 1 && last().stream != NULL, "on the stream, through cuLaunchKernelEx");
+
+    /* a failing cuLaunchKernelEx: its status, a message naming the call,
+     * kernel and entry, and nothing launched */
+    int launches = F.launch_count();
+    F.fail_next("cuLaunchKernelEx", RT_CUDA_ERROR_LAUNCH_FAILED);
+    uint32_t g2[3] = {2, 1, 1};
+    blkrt_arg a[] = {BLKRT_PTR(0x10000), BLKRT_INT(1)};
+    FAILS_EXACTLY(blkrt_launch(c, g2, a, 2, NULL), BLKRT_ERR_LAUNCH_FAILED,
+                  "cuLaunchKernelEx (kernel 'clus', entry 'clus'): CUDA_ERROR_LAUNCH_FAILED (719): unspecified launch "
+                  "failure");
+    F.fail_next("cuLaunchKernelEx", RT_CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    FAILS(blkrt_launch(c, g2, a, 2, NULL), BLKRT_ERR_DRIVER,
+          "cuLaunchKernelEx (kernel 'clus', entry 'clus'): CUDA_ERROR_INVALID_CLUSTER_SIZE (912)");
+    CHECK(F.launch_count() == launches, "failed launches record nothing");
+    OK(blkrt_launch(c, g2, a, 2, NULL)); /* and the next one works */
+
+    /* graph capture: the replay keeps the cluster */
+    blkrt_graph *g;
+    OK(blkrt_graph_begin_capture(s));
+    OK(launch_c(c, 2, 4, 1, s, cl, &plain, &ex));
+    OK(blkrt_graph_end_capture(s, &g));
+    launches = F.launch_count();
+    OK(blkrt_graph_launch(g, s));
+    CHECK(F.launch_count() == launches + 1, "one replayed launch");
+    last_cluster(cl);
+    CHECK(last().from_graph && CLUSTER_IS(cl, 2, 1, 1), "the replay is in clusters of 2");
+    OK(blkrt_graph_destroy(g));
+
+    /* the profiler's events surround cuLaunchKernelEx as they do cuLaunchKernel */
+    OK(blkrt_profile_enable(1));
+    F.reset();
+    OK(launch_c(c, 2, 2, 1, s, cl, &plain, &ex));
+    OK(launch_c(c, 2, 3, 1, s, cl, &plain, &ex));
+    char log[1024];
+    F.call_log(log, sizeof log);
+    CHECK(strstr(log, "cuEventRecord cuLaunchKernelEx cuEventRecord") != NULL &&
+              strstr(log, "cuEventRecord cuLaunchKernel cuEventRecord") != NULL,
+          "events around both launches: %s", log);
+    OK(blkrt_profile_enable(0));
+    OK(blkrt_profile_reset());
+
+    /* a raw launch has an explicit block and no cluster: cuLaunchKernel */
+    uint64_t x = 0x10000;
+    int32_t n = 1;
+    void *params[] = {&x, &n};
+    uint32_t block[3] = {128, 1, 1};
+    p0 = F.count_calls("cuLaunchKernel"), e0 = F.count_calls("cuLaunchKernelEx");
+    OK(blkrt_launch_raw(c, g2, block, 1024, params, NULL));
+    CHECK(F.count_calls("cuLaunchKernel") == p0 + 1 && F.count_calls("cuLaunchKernelEx") == e0, "raw: cuLaunchKernel");
+    OK(blkrt_stream_synchronize(s));
+    OK(blkrt_stream_destroy(s));
+}
+
+/* A driver without cuLaunchKernelEx (older than CUDA 12.0): the runtime
+ * loads, and a cluster= variant launches without a cluster. */
+static void old_driver(void) {
+    blkrt_module *m = load_ptx(d, PTX);
+    if (!m) return;
+    blkrt_kernel *c;
+    OK(blkrt_module_kernel(m, "clus", &c));
+    unsigned cl[3];
+    int plain, ex;
+    OK(launch_c(c, 2, 6, 1, NULL, cl, &plain, &ex));
+    CHECK(plain == 1 && ex == 0 && CLUSTER_IS(cl, 0, 0, 0), "cluster=2, grid 6, no cuLaunchKernelEx: cuLaunchKernel");
+    CHECK(strcmp(last().entry, "clus") == 0 && last().grid[0] == 6 && last().block[0] == 128 && last().shared == 1024,
+          "as configured");
+    OK(blkrt_module_unload(m));
+}
+
 /* A launch loop on a thread with no context of its own binds the device's
  * once and then pays no push/pop per launch (rt_ctx_enter). */
 static void no_ctx_switch_per_launch(blkrt_module *m) {
@@ -295,13 +463,18 @@ static void no_ctx_switch_per_launch(blkrt_module *m) {
     CHECK(F.ctx_depth() == 1, "the device's context stays bound (depth %d)", F.ctx_depth());
 }
 
-int main(void) {
+int main(int argc, char **argv) {
     if (fake_api_load(&F) != 0) return 1;
     if (blkrt_device_open(0, &d) != BLKRT_OK) {
         fprintf(stderr, "%s\n", blkrt_last_error());
         return 1;
     }
     F.reset();
+    if (argc > 1 && strcmp(argv[1], "old_driver") == 0) {
+        old_driver();
+        OK(blkrt_device_close(d));
+        return test_finish("test_launch_old_driver");
+    }
     blkrt_module *m = load_ptx(d, PTX);
     if (!m) return test_finish("test_launch");
     opted_in_at_load();
@@ -310,6 +483,7 @@ int main(void) {
     limits(m);
     encodings(m);
     raw(m);
+    clusters(m);
     no_ctx_switch_per_launch(m);
     OK(blkrt_module_unload(m));
     OK(blkrt_device_close(d));

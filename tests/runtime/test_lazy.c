@@ -15,7 +15,9 @@
  *     failure (injected), a real backend error (a kernel too large), a
  *     driver failure (then a retry works), PTX for the wrong kernel;
  *   - 8 threads launching one new key at once compile it once; 8 threads
- *     with 8 keys compile 8.
+ *     with 8 keys compile 8;
+ *   - a compiled variant's cluster= (added to its blk-meta line by the
+ *     wrapper) reaches the launch: cuLaunchKernelEx where the grid divides.
  *
  *   rt_test_lazy
  */
@@ -55,7 +57,30 @@ static const blkrt_compiler *real;
 static atomic_int n_describe, n_compile;
 static char fail_if[64];        /* compile_ptx fails for variants containing this */
 static atomic_int wrong_kernel; /* compile_ptx compiles "rows" whatever is asked */
+static atomic_int add_cluster;  /* compile_ptx appends " cluster=2" to the blk-meta line */
 static char last_variant[256];
+
+/* " cluster=2" at the end of the (first) blk-meta line of res->text, unless
+ * the compiler wrote a cluster= itself. */
+static blkrt_status with_cluster(blkrt_compile_result *res) {
+    char *meta = res->text ? strstr(res->text, "// blk-meta v1 ") : NULL;
+    if (!meta) return BLKRT_OK;
+    const char *eol = strchr(meta, '\n');
+    size_t at = eol ? (size_t)(eol - res->text) : res->len;
+    const char *c = strstr(meta, " cluster=");
+    if (c && (size_t)(c - res->text) < at) return BLKRT_OK;
+    static const char add[] = " cluster=2";
+    char *t = malloc(res->len + sizeof add);
+    if (!t) return BLKRT_ERR_OUT_OF_MEMORY;
+    memcpy(t, res->text, at);
+    memcpy(t + at, add, sizeof add - 1);
+    memcpy(t + at + sizeof add - 1, res->text + at, res->len - at);
+    t[res->len + sizeof add - 1] = 0;
+    free(res->text);
+    res->text = t;
+    res->len += sizeof add - 1;
+    return BLKRT_OK;
+}
 
 static blkrt_status describe(const blkrt_compile_request *req, blkrt_compile_result *res) {
     atomic_fetch_add(&n_describe, 1);
@@ -71,7 +96,9 @@ static blkrt_status compile_ptx(const blkrt_compile_request *req, blkrt_compile_
     if (req->variant) snprintf(last_variant, sizeof last_variant, "%s", req->variant);
     blkrt_compile_request r = *req;
     if (atomic_load(&wrong_kernel)) r.kernel = "rows", r.variant = "";
-    return real->compile_ptx(&r, res);
+    blkrt_status st = real->compile_ptx(&r, res);
+    if (st == BLKRT_OK && atomic_load(&add_cluster)) st = with_cluster(res);
+    return st;
 }
 
 static blkrt_compiler counting;
@@ -278,6 +305,29 @@ int main(void) {
         CHECK(info.num_variants == 3, "failed compiles add no variant (%d)", info.num_variants);
     }
     if (m3) OK(blkrt_module_unload(m3));
+
+    /* a variant compiled with cluster=2: in clusters of 2 where the grid
+     * divides into them, a plain launch where not */
+    blkrt_module *mc = load(d, SRC, ""); /* no cache: the wrapper's text is not kept */
+    blkrt_kernel *kc = NULL;
+    if (mc) OK(blkrt_module_kernel(mc, "strided", &kc));
+    if (kc) {
+        atomic_store(&add_cluster, 1);
+        int ex = F.count_calls("cuLaunchKernelEx"), plain = F.count_calls("cuLaunchKernel");
+        unsigned cl[3] = {0, 0, 0};
+        OK(strided(kc, 0x10000, 3, 4096)); /* 16 programs */
+        CHECK(F.get_cluster(F.launch_count() - 1, cl) == 0 && cl[0] == 2 && cl[1] == 1 && cl[2] == 1,
+              "grid 16: clusters (%u,%u,%u)", cl[0], cl[1], cl[2]);
+        CHECK(F.count_calls("cuLaunchKernelEx") == ex + 1 && F.count_calls("cuLaunchKernel") == plain,
+              "grid 16 through cuLaunchKernelEx");
+        before = n_compile;
+        OK(strided(kc, 0x10000, 3, 768)); /* the same key, 3 programs */
+        CHECK(n_compile == before && F.count_calls("cuLaunchKernel") == plain + 1 &&
+                  F.count_calls("cuLaunchKernelEx") == ex + 1,
+              "grid 3: the same variant through cuLaunchKernel");
+        atomic_store(&add_cluster, 0);
+    }
+    if (mc) OK(blkrt_module_unload(mc));
 
     /* a real backend error: the front end accepts the kernel, codegen not */
     blkrt_module *mh = load(d, HUGE, "");

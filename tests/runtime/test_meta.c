@@ -1,6 +1,6 @@
 /* test_meta — blk-meta line parsing (runtime/meta.c) without any driver:
- * well-formed lines and their fields, variants of one kernel, and each kind
- * of malformed line with its exact message. */
+ * well-formed lines and their fields, variants of one kernel, cluster=, and
+ * each kind of malformed line with its exact message. */
 #include "meta.h"
 #include "rt_test.h"
 
@@ -25,6 +25,7 @@ static void good_line(void) {
     CHECK(k->nvariants == 1, "one variant");
     const rt_meta_variant *v = &k->variants[0];
     CHECK(strcmp(v->entry, "vector_add") == 0 && v->num_warps == 4 && v->shared == 0 && v->line == 1, "variant fields");
+    CHECK(v->cluster == 1, "no cluster= field: cluster 1, got %d", v->cluster);
     CHECK(v->spec[0] == RT_SPEC_D16 && v->spec[1] == RT_SPEC_D16 && v->spec[2] == RT_SPEC_D16 &&
               v->spec[3] == RT_SPEC_NONE,
           "spec");
@@ -71,6 +72,26 @@ static void variants_and_types(void) {
     /* No meta lines at all: fine, nothing described. */
     OK(rt_meta_parse(".version 8.0\n.entry x()\n{ ret; }\n", 31, &m));
     CHECK(m.nkernels == 0, "no meta -> no kernels");
+    rt_meta_free(&m);
+}
+
+/* cluster=N (1, 2, 4 or 8) per variant; 1 where absent. */
+static void cluster(void) {
+    const char *t = "// blk-meta v1 kernel=k entry=k_c2 num_warps=4 shared=0 params=x:*f32 spec=d16 cluster=2\n"
+                    "// blk-meta v1 kernel=k entry=k num_warps=4 shared=0 params=x:*f32\n"
+                    "// blk-meta v1 kernel=c8 entry=c8 num_warps=4 shared=0 cluster=8 params=\n"
+                    "// blk-meta v1 kernel=c1 entry=c1 num_warps=4 shared=0 params= cluster=1\n";
+    rt_meta m;
+    OK(rt_meta_parse(t, strlen(t), &m));
+    CHECK(m.nkernels == 3, "3 kernels, got %d", m.nkernels);
+    if (m.nkernels != 3) return;
+    CHECK(m.kernels[0].nvariants == 2, "k has 2 variants");
+    if (m.kernels[0].nvariants == 2)
+        CHECK(m.kernels[0].variants[0].cluster == 2 && m.kernels[0].variants[1].cluster == 1,
+              "k_c2: cluster 2 (got %d), k: 1 (got %d)", m.kernels[0].variants[0].cluster,
+              m.kernels[0].variants[1].cluster);
+    CHECK(m.kernels[1].variants[0].cluster == 8, "c8: cluster 8, got %d", m.kernels[1].variants[0].cluster);
+    CHECK(m.kernels[2].variants[0].cluster == 1, "c1: cluster 1, got %d", m.kernels[2].variants[0].cluster);
     rt_meta_free(&m);
 }
 
@@ -121,6 +142,14 @@ static void malformed(void) {
         "blk-meta line 2: spec 'd16' of parameter 'x' needs a pointer or integer parameter, not f32");
     bad(L "params=x:*f32 spec=eq1", "blk-meta line 2: spec 'eq1' of parameter 'x' needs an integer parameter, not *f32");
     bad(L "params=x:i32 spec=d8", "blk-meta line 2: unknown spec 'd8' for parameter 'x' (d16, eq1 or -)");
+    bad(L "params=x:i32 cluster=3", "blk-meta line 2: cluster must be 1, 2, 4 or 8, got 3");
+    bad(L "params=x:i32 cluster=0", "blk-meta line 2: cluster must be 1, 2, 4 or 8, got 0");
+    bad(L "params=x:i32 cluster=16", "blk-meta line 2: cluster must be 1, 2, 4 or 8, got 16");
+    bad(L "params=x:i32 cluster=-2", "blk-meta line 2: cluster must be 1, 2, 4 or 8, got -2");
+    bad(L "params=x:i32 cluster=x", "blk-meta line 2: cluster 'x' is not an integer");
+    bad(L "params=x:i32 cluster=2x", "blk-meta line 2: cluster '2x' is not an integer");
+    bad(L "params=x:i32 cluster=", "blk-meta line 2: cluster '' is not an integer");
+    bad(L "params=x:i32 cluster=2 cluster=2", "blk-meta line 2: key 'cluster' appears twice");
 
     /* Inconsistent variants of one kernel. */
     bad(L "params=x:i32\n" L "params=x:i32", "blk-meta line 3: entry 'k' is already described on line 2");
@@ -140,6 +169,7 @@ static void malformed(void) {
 int main(void) {
     good_line();
     variants_and_types();
+    cluster();
     malformed();
     return test_finish("test_meta");
 }

@@ -9,6 +9,10 @@ blkc=$1; filecheck=$2; src=$3
 # (the CHECK lines stay in this one)
 input=$(sed -n 's|^// INPUT: *||p' "$src" | head -n 1)
 if [ -n "$input" ]; then input="$(cd "$(dirname "$0")/../.." && pwd)/$input"; else input=$src; fi
+# "// ENV: BLK_CLUSTER=1": that environment variable set for blkc (a codegen
+# knob that is off by default)
+env=$(sed -n 's|^// ENV: *||p' "$src" | head -n 1)
+if [ -n "$env" ]; then export "${env?}"; fi
 emit=$(sed -n 's|^// EMIT: *||p' "$src" | head -n 1)
 args=$(sed -n 's|^// ARGS: *||p' "$src" | head -n 1)
 [ -n "$emit" ] || emit=ir
