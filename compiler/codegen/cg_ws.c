@@ -201,14 +201,18 @@ bool cg_ws_has_hoisted(const cg_ctx *C) {
     return false;
 }
 
-/* Does v (a value of the producer's slice) depend on program_id(0)? */
-static bool reads_pid0(cg_ctx *C, ir_value *v, int depth) {
+/* May v depend on program_id(0)? memo by value id: 0 not yet known, 1 no,
+ * 2 yes (a shared subexpression is walked once). Past 256 levels: yes,
+ * which only refuses the cluster. */
+static bool reads_pid0(cg_ctx *C, ir_value *v, unsigned char *memo, int depth) {
     ir_inst *d = v->def;
-    if (!d || depth > 64) return false;
-    if (d->op == IR_PROGRAM_ID) return d->axis == 0;
-    for (int k = 0; k < d->num_operands; k++)
-        if (reads_pid0(C, d->operands[k], depth + 1)) return true;
-    return false;
+    if (!d) return false;
+    bool known = v->id >= 0 && v->id < C->num_values;
+    if (known && memo[v->id]) return memo[v->id] == 2;
+    bool r = depth > 256 || (d->op == IR_PROGRAM_ID && d->axis == 0);
+    for (int k = 0; !r && k < d->num_operands; k++) r = reads_pid0(C, d->operands[k], memo, depth + 1);
+    if (known) memo[v->id] = r ? 2 : 1;
+    return r;
 }
 
 /* Clusters of two programs along axis 0 (a pair: 2i, 2i + 1), whose
@@ -227,8 +231,11 @@ static const char *consider_cluster(cg_ctx *C) {
     if (!tgt_has(C->tgt, TGT_CAP_CLUSTER) || !on || !*on || !strcmp(on, "0")) return "";
     if (C->ws_outer) return "its loop is nested in a tile loop (the pair's trip counts may differ)";
     if (cg_ws_has_hoisted(C)) return "a tile is loaded by TMA before the loop";
+    unsigned char *memo = ARENA_ARRAY(C->a, unsigned char, C->num_values + 1);
+    if (!memo) { C->failed = true; return ""; }
+    memset(memo, 0, (size_t)C->num_values + 1);
     for (int k = 0; k < 3; k++)
-        if (reads_pid0(C, C->ws_loop->operands[k], 0)) return "its bounds depend on program_id(0)";
+        if (reads_pid0(C, C->ws_loop->operands[k], memo, 0)) return "its bounds depend on program_id(0)";
     for (int j = 0; j < C->num_tma; j++)
         if (C->tma[j].ld->parent == C->ws_loop->regions[0] && C->tma[j].boxes % 2 && C->tma[j].box_rows % 16)
             return "a ring's box cannot be split in two";
