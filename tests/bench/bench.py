@@ -944,11 +944,16 @@ def mm_family_specs(small):
              "sa": (sa, "f32", _uniform(0.5, 1.5)), "sb": (sb, "f32", _uniform(0.5, 1.5)),
              "c": ((M, N), "bf16", "out")}, ["c"],
             [("mm_fp8%s" % ("_row" if row else ""), "matmul_fp8",
-              ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"])],
+              ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"]),
+             # persistent: one program per multiprocessor of an H100 SXM / H200 (as mm_persistent)
+             ("mm_fp8p%s" % ("_row" if row else ""), "matmul_fp8_persistent",
+              ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"],
+              lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), lambda c: (132,))],
             lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
             ref=ref, torch_fn=peer, flops=2 * M * N * K,
             note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; sm_90a: wgmma m64nNk32 e4m3 from TMA rings "
-                 "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16); torch: _scaled_mm (cuBLASLt fp8)")
+                 "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16), and matmul_fp8_persistent on 132 "
+                 "programs; torch: _scaled_mm (cuBLASLt fp8)")
     out.append(fp8_spec(False))
     out.append(fp8_spec(True))
 
