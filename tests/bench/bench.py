@@ -969,19 +969,24 @@ def mm_family_specs(small):
         note="stdlib matmul.blk matmul_i8 (B stored [N, K]; wgmma m64nNk32 s8 on sm_90a when BK is 128, else mma.sync m16n8k32); "
              "torch: _int_mm (cuBLASLt int8); TOP/s"))
 
-    def epi_ref(T, t):
-        h = t.a.float() @ t.b.float() + t.bias.float()
-        return {"c": h * T.sigmoid(h)}
-    out.append(Spec(
-        "mm_epilogue_silu", "matmul bf16 + bias + SiLU", shape, "bf16", 2 * (M * K + K * N + M * N + N),
-        {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "bias": ((N,), "bf16", "randn"),
-         "c": ((M, N), "bf16", "out")}, ["c"],
-        [("mm_epi_silu", "matmul_epilogue", ["a", "b", "c", "bias", "res", "M", "N", "K"])],
-        lambda t: (t.a, t.b, t.c, t.bias, None, M, N, K), grid2(M, N),
-        ref=epi_ref,
-        torch_fn=lambda T, t: (lambda: T.nn.functional.silu(T.addmm(t.bias, t.a, t.b))),
-        flops=2 * M * N * K,
-        note="stdlib matmul.blk matmul_epilogue BIAS=true ACT=silu (one kernel); torch: eager addmm + silu (two)"))
+    def epi_spec(act, name, note):
+        # matmul_epilogue BIAS=true ACT=act (one kernel) against eager addmm + act (two); act as torch's
+        # functional (silu, gelu: the erf form, torch's default and blk's)
+        def ref(T, t):
+            return {"c": getattr(T.nn.functional, act)(t.a.float() @ t.b.float() + t.bias.float())}
+        return Spec(
+            "mm_epilogue_" + act, "matmul bf16 + bias + " + name, shape, "bf16", 2 * (M * K + K * N + M * N + N),
+            {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "bias": ((N,), "bf16", "randn"),
+             "c": ((M, N), "bf16", "out")}, ["c"],
+            [("mm_epi_" + act, "matmul_epilogue", ["a", "b", "c", "bias", "res", "M", "N", "K"])],
+            lambda t: (t.a, t.b, t.c, t.bias, None, M, N, K), grid2(M, N),
+            ref=ref,
+            torch_fn=lambda T, t: (lambda: getattr(T.nn.functional, act)(T.addmm(t.bias, t.a, t.b))),
+            flops=2 * M * N * K, note=note)
+    out.append(epi_spec("silu", "SiLU", "stdlib matmul.blk matmul_epilogue BIAS=true ACT=silu (one kernel); "
+                        "torch: eager addmm + silu (two)"))
+    out.append(epi_spec("gelu", "GELU", "stdlib matmul.blk matmul_epilogue BIAS=true ACT=gelu (one kernel; the erf "
+                        "GELU); torch: eager addmm + gelu (two; the erf GELU, torch's default)"))
 
     out.append(Spec(
         "mm_persistent", "matmul bf16 persistent", shape, "bf16", 2 * (M * K + K * N + M * N),

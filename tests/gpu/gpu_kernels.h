@@ -175,7 +175,7 @@ static const gk_kernel gk_table[] = {
      TOL_FP8},
     {"matmul.blk", "matmul_fp8_persistent",
      "a:in(m*k) bt:in(n*k) c:out(m*n) scale_a:in(m,u(0.25,2)) scale_b:in(n,u(0.25,2)) M:=m N:=n K:=k", "132", NULL,
-     {"", "ROW_SCALE=true"}, {"m=1000 n=1000 k=256", "m=7 n=9 k=5", "m=2048 n=1024 k=384", "m=1500 n=2100 k=300"},
+     {"", "ROW_SCALE=true", "BK=256 STAGES=3"}, {"m=1000 n=1000 k=256", "m=7 n=9 k=5", "m=2048 n=1024 k=384", "m=1500 n=2100 k=300"},
      TOL_FP8},
     {"matmul.blk", "matmul_epilogue",
      "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
@@ -299,7 +299,8 @@ static const gk_kernel gk_table[] = {
     {"fused_attn.blk", "attn_fwd", /* LSE = false: lse is never touched */
      "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:in(1) seq:=seq scale:=0.125",
      "cdiv(seq,BM),bh", NULL,
-     {"", "D=128 CAUSAL=1 BM=128", "D=128 CAUSAL=1 BM=128 BN=64 num_warps=8" /* examples/decoder's */},
+     {"", "D=128 CAUSAL=1 BM=128", "D=128 CAUSAL=1 BM=128 BN=64 num_warps=8" /* examples/decoder's */,
+      "D=128 CAUSAL=1 BM=128 BN=32" /* the fastest causal one on sm_80 PTX */},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
     /* sliding window (attn_fwd WINDOW): 1 = each query sees itself only; smaller than a block,
