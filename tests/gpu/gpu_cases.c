@@ -685,7 +685,7 @@ void compare(const arg *a, const unsigned char *got, gk_tol tol, bool poisoned, 
                 if (!isfinite(wv) || !isfinite(gv)) rel = INFINITY;
                 if (ulp > s->max_ulp) s->max_ulp = ulp;
                 if (rel > s->max_rel) s->max_rel = rel;
-                if (ulp > tol.ulp && !(rel <= tol.rtol)) why = "out of tolerance";
+                if (ulp > tol.ulp && !(rel <= tol.rtol) && !(fabs(gv - wv) <= tol.atol)) why = "out of tolerance";
             }
         }
         if (why) {
