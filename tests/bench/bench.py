@@ -1374,6 +1374,19 @@ def worker(args):
                 msgs.append("%s: rel err %.3g >= %g" % (name, err, TOL[spec.tol]))
         return not msgs, worst, "; ".join(msgs)
 
+    def peer_err(spec, t, fn):
+        """The peer's own error against the row's reference, measured as blk's (norm of the difference over
+        the reference's), where its call returns one tensor the shape of the row's first output; else None."""
+        try:
+            o = fn()
+            r = spec.ref(T, t)[spec.outputs[0]]
+            if not T.is_tensor(o) or o.numel() != r.numel():
+                return None
+            rd = r.double().reshape(-1)
+            return ((o.double().reshape(-1) - rd).norm() / rd.norm()).item()
+        except Exception:  # noqa: BLE001 (the peer's error is a note, never a failure)
+            return None
+
     def result(spec, ms, **kw):
         d = {"ms": ms, "us": ms * 1e3, "gbs": spec.nbytes / ms / 1e6}
         if spec.flops:
@@ -1487,10 +1500,15 @@ def worker(args):
             # ---- PyTorch
             if spec.torch_fn:
                 try:
-                    ms = bench(spec.torch_fn(T, t))
+                    fn = spec.torch_fn(T, t)
+                    ms = bench(fn)
                     row["torch"] = result(spec, ms)
-                    log("      %-26s %-18s torch %-22s %10.1f us %7.0f GB/s" % (
-                        spec.workload, spec.shape, "", ms * 1e3, row["torch"]["gbs"]))
+                    err = peer_err(spec, t, fn)
+                    if err is not None:
+                        row["torch"]["rel_err"] = err
+                    log("      %-26s %-18s torch %-22s %10.1f us %7.0f GB/s  err %s" % (
+                        spec.workload, spec.shape, "", ms * 1e3, row["torch"]["gbs"],
+                        "-" if err is None else "%.1e" % err))
                 except Exception as e:  # noqa: BLE001
                     row["torch_error"] = "%s: %s" % (type(e).__name__, str(e)[:300])
                     log("ERROR %-26s %-18s torch: %s" % (spec.workload, spec.shape, row["torch_error"]))
