@@ -47,11 +47,11 @@ typedef struct {
 
 #define TOL_EXACT ((gk_tol){0, 0, 0})
 #define TOL_BF16 ((gk_tol){1, 1e-5, 0})   /* f32 math rounded to bf16/f16: one unit of the narrow type
-                                          (or f32-level error where the result is small: cancellation) */
+                                             (or f32-level error where the result is small: cancellation) */
 #define TOL_BF16_MATH ((gk_tol){1, 1e-3, 0}) /* the same after libdevice exp2 (ex2.approx) and sin/cos of
-                                              angles up to ~500 rad: angle errors ~1e-4 */
+                                                angles up to ~500 rad: angle errors ~1e-4 */
 #define TOL_MATH ((gk_tol){4, 1e-5, 0})   /* libdevice vs libm (exp, erf, rsqrt): a few f32 ulps, or
-                                          rtol 1e-5 where the formula cancels (gelu, x*scale+shift) */
+                                             rtol 1e-5 where the formula cancels (gelu, x*scale+shift) */
 /* GELU epilogues: 0.5 x (1 + erf(x / sqrt 2)) cancels for x below about -3
  * (torch's form too): an f32 ulp of erf near -1 (6e-8) moves the result by
  * |x| * 3e-8 absolute, i.e. by many ulps of a result of ~1e-6. The rms term
@@ -61,15 +61,15 @@ typedef struct {
 #define TOL_MATH_GELU ((gk_tol){4, 1e-5, 1e-6})
 #define TOL_RED ((gk_tol){4, 1e-5, 0})    /* reductions and scans in another order */
 #define TOL_FP8 ((gk_tol){1, 1e-2, 0})    /* f8 dots on sm_90a's wgmma: the tensor cores align each
-                                          instruction's 32 products to the largest and keep ~14 bits
-                                          (an FP22 sum); blk adds each dot's sum to the f32 accumulator
-                                          (two-level accumulation), which bounds the error to one dot's K:
-                                          a model of that hardware gives at most 1.8e-3 (BK = 128) and
-                                          3.8e-3 (BK = 256) of |want| + rms at K <= 512 */
+                                             instruction's 32 products to the largest and keep ~14 bits
+                                             (an FP22 sum); blk adds each dot's sum to the f32 accumulator
+                                             (two-level accumulation), which bounds the error to one dot's K:
+                                             a model of that hardware gives at most 1.8e-3 (BK = 128) and
+                                             3.8e-3 (BK = 256) of |want| + rms at K <= 512 */
 #define TOL_ATTN ((gk_tol){2, 1e-2, 0})   /* attention: the probabilities are cast to bf16 before the second
-                                          dot, so an f32 difference of one ulp in exp or in the first dot's
-                                          sum order can move a p by one bf16 unit (2^-8 relative): the
-                                          output moves by up to ~p*|v|/l * 2^-8, a few 1e-3 of its rms */
+                                             dot, so an f32 difference of one ulp in exp or in the first dot's
+                                             sum order can move a p by one bf16 unit (2^-8 relative): the
+                                             output moves by up to ~p*|v|/l * 2^-8, a few 1e-3 of its rms */
 
 #define GK_MAX_CONFIGS 12 /* configurations per row of gpu_kernels.h */
 typedef struct {
