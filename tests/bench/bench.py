@@ -1450,6 +1450,10 @@ def worker(args):
                             c["error"] = msg
                             row["failed_configs"].append(tag)
                             log("FAIL  %-26s %-18s blk %-24s %s" % (spec.workload, spec.shape, tag, msg))
+                            if args.time_failed:  # an ablation (say, the epilogue removed): timed, never the row's
+                                c.update(result(spec, bench(fn)))
+                                log("      %-26s %-18s blk %-24s %10.1f us (failed the check)" % (
+                                    spec.workload, spec.shape, tag, c["us"]))
                             continue
                         ms = bench(fn)
                         c.update(result(spec, ms))
@@ -1582,6 +1586,8 @@ def run_gpu(args):
                    "--results", results, "--warmup", str(args.warmup), "--rep", str(args.rep)]
             if args.dry_run:
                 cmd.append("--dry-run")
+            if args.time_failed:
+                cmd.append("--time-failed")
             rc = None
             try:
                 child[0] = subprocess.Popen(cmd)
@@ -1947,6 +1953,8 @@ def main():
     ap.add_argument("--rep", type=int, default=200, help="do_bench repetition time, ms (default 200)")
     ap.add_argument("--budget", type=int, default=450, help="stop starting new work after this many s (default 450)")
     ap.add_argument("--row-timeout", type=int, default=150, help="kill a row's worker after this many s (default 150)")
+    ap.add_argument("--time-failed", action="store_true",
+                    help="time configurations that fail the check too (ablations); they never win a row")
     ap.add_argument("--self-test", action="store_true", help="no GPU: check PTX, arguments and report code")
     ap.add_argument("--dry-run", action="store_true",
                     help="development aid: CPU torch, Triton's interpreter, tiny shapes, blk launches on the fake "
