@@ -52,10 +52,13 @@ struct cg_flow; /* cg_control.c: where yield / continue / break jump */
 struct cg_tile; /* cg_dot.c: a dot operand resident in shared memory (ring slot or hoisted) */
 typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
 
-/* A tensor_desc ring filled by TMA (cg_tma.c): its map is kernel
- * parameter `map`, box = panel elements of the stored dim x box_rows. */
+/* A tensor_desc ring filled by TMA, or a tile stored by TMA (cg_tma.c):
+ * its map is kernel parameter `map`, box = panel elements of the stored
+ * dim x box_rows. */
 typedef struct {
-    ir_inst *ld;         /* the DESC_LOAD */
+    ir_inst *ld;         /* the DESC_LOAD or LOAD; the STORE where store */
+    bool store;          /* a store through shared memory (stage) */
+    LLVMValueRef stage;  /* store: its staging tile (reserved at its lowering) */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
@@ -291,6 +294,12 @@ void cg_tma_plan(cg_ctx *C);
 void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first);
 void cg_tma_meta(cg_ctx *C, blk_strbuf *out);
 const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
+/* TMA stores: planned after cg_ws_plan (a persistent kernel's tile stores);
+ * cg_tma_store lowers one (false: not planned), cg_tma_store_drain makes
+ * thread 0 wait until every bulk store issued has completed. */
+void cg_tma_plan_stores(cg_ctx *C);
+bool cg_tma_store(cg_ctx *C, ir_inst *st);
+void cg_tma_store_drain(cg_ctx *C);
 void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, int count, LLVMValueRef pred);
 void cg_mbar_init_fence(cg_ctx *C);
 void cg_mbar_expect(cg_ctx *C, LLVMValueRef bar32, int bytes, LLVMValueRef pred);

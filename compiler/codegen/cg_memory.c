@@ -343,6 +343,7 @@ static void lower_load(cg_ctx *C, ir_inst *in) {
 }
 
 static void lower_store(cg_ctx *C, ir_inst *in) {
+    if (cg_tma_store(C, in)) return;
     ir_value *ptr = in->operands[0], *val = in->operands[1];
     ir_value *mask = in->num_operands > 2 ? in->operands[2] : NULL;
     blk_dtype t = (blk_dtype)val->type.dtype;

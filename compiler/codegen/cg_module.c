@@ -410,6 +410,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
     C->entry = entry;
     cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
     cg_ws_plan(C);
+    cg_tma_plan_stores(C); /* its maps follow the loads' */
     LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
     if (!pt) { C->failed = true; return NULL; }
     for (int k = 0; k < np; k++) {

@@ -888,6 +888,7 @@ static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
 
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     if (loop == C->ws_outer && !C->failed) { /* the tile loop: the rings are scratch again */
+        cg_tma_store_drain(C); /* and the tile stores' staging memory, once they have read it */
         cg_barrier(C);
         release_tiles(C, C->ws_loop);
         return;

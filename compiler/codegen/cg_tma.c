@@ -260,11 +260,12 @@ static int product_leaves(ir_value *v, ir_value **out, int n, int max) {
     return n + 1;
 }
 
-/* A RING pointer load of descriptor form (above), or false. A dim with no
- * mask qualifies when its index is arange(0, n): bound n. */
-static bool load_as_desc(cg_ctx *C, ir_inst *ld, tma_form *tf) {
+/* An access (a RING load, or a store) of descriptor form (above) through
+ * pointer block ptr under mask, or false. A dim with no mask qualifies
+ * when its index is arange(0, n): bound n. */
+static bool access_as_desc(cg_ctx *C, ir_value *ptr, ir_value *mask, tma_form *tf) {
     ptr_form pf = {0};
-    if (ld->num_operands < 2 || !ptr_terms(ld->operands[0], &pf) || !mask_terms(ld->operands[1], &pf)) return false;
+    if (!mask || !ptr_terms(ptr, &pf) || !mask_terms(mask, &pf)) return false;
     for (int d = 0; d < 2; d++) {
         ir_value *x = pf.vec[d];
         if (!x || (pf.mvec[d] && x != pf.mvec[d]) || !dtype_is_signed((blk_dtype)x->type.dtype) ||
@@ -323,6 +324,48 @@ static bool plane_text(cg_ctx *C, tma_form *tf, blk_strbuf *out) {
     return n > 0 && tf->z;
 }
 
+/* Map m (its access, fast dim, box and offsets set) of the access tf
+ * through argument arg: its tmaps= text (dims fastest first, the slow
+ * dim's stride, a plane's, the box, 128-byte swizzle), appended to the
+ * variant's maps (*m gets its meta and z). NULL when added, else why not. */
+static const char *add_map(cg_ctx *C, tma_form *tf, int arg, cg_tma *m) {
+    int fast = m->fast, slow = 1 - fast;
+    blk_strbuf text;
+    sb_init(&text);
+    bool ok = true;
+    sb_printf(&text, "%s:", C->f->param_names.data[arg]);
+    ok = ok && dim_text(C, tf, fast, &text);
+    sb_putc(&text, ',');
+    ok = ok && dim_text(C, tf, slow, &text);
+    if (tf->plane) sb_puts(&text, ",2147483647"); /* the pointer form bounds no plane */
+    sb_putc(&text, ':');
+    ok = ok && factors(C, tf->stride[slow], &text);
+    bool plane_ok = true;
+    if (tf->plane && ok) {
+        sb_putc(&text, ',');
+        ok = plane_ok = plane_text(C, tf, &text);
+    }
+    m->box_at = (int)text.len;
+    sb_printf(&text, ":%d,%d%s:128", m->panel, m->box_rows, tf->plane ? ",1" : "");
+    const char *why = NULL;
+    if (ok) {
+        m->z = tf->z;
+        size_t n = strlen(text.data) + 1;
+        char *s = arena_alloc(C->a, n);
+        if (s) memcpy(s, text.data, n);
+        m->meta = s;
+        if (!s) C->failed = true;
+        C->tma[C->num_tma++] = *m;
+    } else if (!plane_ok)
+        why = "the scalar offset is not z * (a sum of products of integer arguments and constants) with one z "
+              "provably >= 0 of at most 32 bits";
+    else
+        why = "a dim or stride is not a sum of products of integer arguments and constants (at most 4 terms and 8 "
+              "factors, the runtime's tmaps= bounds)";
+    sb_free(&text);
+    return why;
+}
+
 /* Plan TMA for RING load ld of loop: NULL when taken, else why not (for
  * -Rpass-missed); "" where TMA is not in question (no wgmma dot reads it:
  * the dot's own remark says why). */
@@ -348,7 +391,7 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         tf.base = ld->operands[0];
         for (int d = 0; d < 2; d++)
             tf.dim[d] = ld->operands[1 + d], tf.stride[d] = ld->operands[3 + d], tf.off[d] = ld->operands[5 + d];
-    } else if (!load_as_desc(C, ld, &tf))
+    } else if (!access_as_desc(C, ld->operands[0], ld->num_operands > 1 ? ld->operands[1] : NULL, &tf))
         return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0 (write it as a tensor_desc load)";
     int arg = arg_index(C, tf.base), fast = e->colv, slow = 1 - fast;
     int eb = e->bytes / (v->type.shape[0] * v->type.shape[1]); /* as stored: f8 as bytes where wgmma reads them */
@@ -366,44 +409,12 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         return "a's rows are permuted in groups of 8 for the accumulator layout (1 KB boxes are slower than cp.async)";
     int R = rows < 256 ? rows : 256;
     if (cols % panel || rows % R) return "the tile is not whole 128-byte panels";
-    blk_strbuf text;
-    sb_init(&text);
-    bool ok = true;
-    sb_printf(&text, "%s:", C->f->param_names.data[arg]);
-    ok = ok && dim_text(C, &tf, fast, &text);
-    sb_putc(&text, ',');
-    ok = ok && dim_text(C, &tf, slow, &text);
-    if (tf.plane) sb_puts(&text, ",2147483647"); /* the pointer form bounds no plane */
-    sb_putc(&text, ':');
-    ok = ok && factors(C, tf.stride[slow], &text);
-    bool plane_ok = true;
-    if (tf.plane && ok) {
-        sb_putc(&text, ',');
-        ok = plane_ok = plane_text(C, &tf, &text);
-    }
-    int box_at = (int)text.len;
-    sb_printf(&text, ":%d,%d%s:128", panel, R, tf.plane ? ",1" : "");
-    const char *why = NULL;
-    if (ok) {
-        cg_tma *m = &C->tma[C->num_tma++];
-        *m = (cg_tma){.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
-                      .z = tf.z, .hoist = hoist ? loop : NULL, .boxes = (cols / panel) * (rows / R), .box_at = box_at};
-        size_t n = strlen(text.data) + 1;
-        char *s = arena_alloc(C->a, n);
-        if (s) memcpy(s, text.data, n);
-        m->meta = s;
-        if (!s) C->failed = true;
-        if ((C->remarks & CG_REMARKS) && !C->failed && !hoist) /* a hoisted tile's remark: cg_ws.c */
-            diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d box%s of %dx%d per slot (tensor map %s)",
-                        C->entry ? C->entry : C->f->name, (cols / panel) * (rows / R),
-                        (cols / panel) * (rows / R) == 1 ? "" : "es", panel, R, s);
-    } else if (!plane_ok)
-        why = "the scalar offset is not z * (a sum of products of integer arguments and constants) with one z "
-              "provably >= 0 of at most 32 bits";
-    else
-        why = "a dim or stride is not a sum of products of integer arguments and constants (at most 4 terms and 8 "
-              "factors, the runtime's tmaps= bounds)";
-    sb_free(&text);
+    cg_tma m = {.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+                .hoist = hoist ? loop : NULL, .boxes = (cols / panel) * (rows / R)};
+    const char *why = add_map(C, &tf, arg, &m);
+    if (!why && (C->remarks & CG_REMARKS) && !hoist) /* a hoisted tile's remark: cg_ws.c */
+        diag_remark(C->diag, ld->loc, "load in %s: ring filled by TMA, %d box%s of %dx%d per slot (tensor map %s)",
+                    C->entry ? C->entry : C->f->name, m.boxes, m.boxes == 1 ? "" : "es", panel, R, m.meta);
     return why;
 }
 
@@ -457,6 +468,186 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
     for (int j = 0; j < C->num_tma; j++)
         if (C->tma[j].ld == ld) return &C->tma[j];
     return NULL;
+}
+
+/* ---- tile stores by TMA ----
+ *
+ * A persistent kernel's tile store (a STORE at the top level of the tile
+ * loop around the warp-specialized loop: matmul_persistent's C tile) of
+ * 2-byte elements, of descriptor form as a ring's load, goes out through a
+ * staging tile in shared memory and TMA (cp.async.bulk.tensor, shared to
+ * global): the consumers write their registers into the staging tile in
+ * the layout a SWIZZLE_128B box reads (128-byte rows, the 16-byte chunk j
+ * of row r at j ^ (r % 8): the accumulator's 8 rows of 4 lanes hit 32
+ * different banks), fence the generic proxy's writes for the async proxy,
+ * meet on the consumers' barrier, and thread 0 issues the boxes as one
+ * bulk group. The copy engine then drains the tile to global memory while
+ * the consumers go on to the next tile's wgmmas; before, their own stores
+ * (a conversion through the scratch, 16-byte global stores) ran before
+ * the next tile could start (matmul_persistent with its store removed ran
+ * 4% faster: docs/benchmarks.md). The staging tile stays reserved through
+ * the tile loop; thread 0 waits for the previous tile's boxes to have
+ * read it (cp.async.bulk.wait_group.read 0) before the consumers'
+ * barrier that precedes the writes, and for every box to complete when
+ * the tile loop ends (cg_pipe_end). Out-of-bounds box elements are not
+ * written, as the mask said. BLK_NO_TMA_STORE=1 keeps the stores on
+ * registers (A/B runs). */
+
+/* Bytes of the rings of loop (every slot). */
+static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
+    int64_t ring = 0;
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
+        if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop) ring += (int64_t)C->pl->e[i].stages * C->pl->e[i].bytes;
+    return ring;
+}
+
+/* NULL when store st is planned for TMA, else why not. */
+static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged) {
+    ir_value *val = st->operands[1];
+    blk_dtype t = (blk_dtype)val->type.dtype;
+    if (val->type.rank != 2) return "the value is not a 2-d block";
+    if (t == DT_BOOL || dtype_bytes(t) != 2) return "its elements are not 2 bytes (bf16, f16)";
+    if (*staged) return "another store of the tile loop takes the staging memory";
+    if (C->num_tma == CG_MAX_TMA) return "more tensor maps than a kernel takes";
+    tma_form tf = {0};
+    if (!access_as_desc(C, st->operands[0], st->num_operands > 2 ? st->operands[2] : NULL, &tf))
+        return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0";
+    if (tf.plane) return "the pointer has a scalar offset";
+    int arg = arg_index(C, tf.base), eb = 2;
+    if (arg < 0) return "the base is not a kernel argument";
+    if (ax_elem_div(C->ax, tf.base) < 16) return "the base is not 16-byte aligned in this variant";
+    if (!stride_is_1(C, tf.stride[1]) || !tf.stride[0]) return "the stored dim's stride is not 1";
+    if (ax_elem_div(C->ax, tf.stride[0]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
+    int rows = val->type.shape[0], cols = val->type.shape[1], panel = 128 / eb, R = rows < 256 ? rows : 256;
+    if (cols % panel || rows % R || R % 8) return "the tile is not whole 128-byte panels";
+    /* the staging tile beside the rings (1 KB alignment, and the static
+     * mbarriers: cg_ws.c) */
+    if (ring_bytes(C, C->ws_loop) + (int64_t)rows * cols * eb + 1024 + 256 > C->tgt->smem_optin_max)
+        return "its staging tile and the rings would not fit in shared memory together";
+    cg_tma m = {.ld = st, .store = true, .fast = 1, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+                .boxes = (cols / panel) * (rows / R)};
+    const char *why = add_map(C, &tf, arg, &m);
+    if (why) return why;
+    *staged = true;
+    if (C->remarks & CG_REMARKS)
+        diag_remark(C->diag, st->loc, "store in %s: by TMA from a staging tile, %d box%s of %dx%d (tensor map %s)",
+                    C->entry ? C->entry : C->f->name, m.boxes, m.boxes == 1 ? "" : "es", panel, R, m.meta);
+    return NULL;
+}
+
+void cg_tma_plan_stores(cg_ctx *C) {
+    const char *off = getenv("BLK_NO_TMA_STORE");
+    if (!C->ws_outer || C->failed || (off && *off && strcmp(off, "0"))) return;
+    bool staged = false;
+    for (ir_inst *i = C->ws_outer->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_STORE) continue;
+        const char *why = consider_store(C, i, &staged);
+        if (why && C->remarks)
+            diag_remark(C->diag, i->loc, "store in %s: from registers, not TMA: %s", C->entry ? C->entry : C->f->name,
+                        why);
+    }
+}
+
+static bool has_tma_store(cg_ctx *C) {
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].store) return true;
+    return false;
+}
+
+/* thread 0 (a consumer): "cp.async.bulk.wait_group[.read] 0" */
+static void bulk_wait(cg_ctx *C, bool read) {
+    LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+    cg_inline_asm(C, C->vd,
+                  read ? "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.wait_group.read 0; }"
+                       : "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.wait_group 0; }",
+                  "r,~{memory}", &t0, 1, true);
+}
+
+void cg_tma_store_drain(cg_ctx *C) {
+    if (has_tma_store(C)) bulk_wait(C, false);
+}
+
+/* The staging address of element (row, col) of a rows-row tile of 2-byte
+ * elements: 64-column panels of rows * 128 bytes, each a SWIZZLE_128B box
+ * (above). */
+static LLVMValueRef stage_addr(cg_ctx *C, LLVMValueRef stage, int rows, LLVMValueRef row, LLVMValueRef col) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef panel = LLVMBuildLShr(b, col, cg_const_i32(C, 6), "");
+    LLVMValueRef bytes = LLVMBuildShl(b, LLVMBuildAnd(b, col, cg_const_i32(C, 63), ""), cg_const_i32(C, 1), "");
+    LLVMValueRef chunk = LLVMBuildLShr(b, bytes, cg_const_i32(C, 4), "");
+    chunk = LLVMBuildXor(b, chunk, LLVMBuildAnd(b, row, cg_const_i32(C, 7), ""), "");
+    LLVMValueRef off = LLVMBuildMul(b, panel, cg_const_i32(C, rows * 128), "");
+    off = LLVMBuildAdd(b, off, LLVMBuildMul(b, row, cg_const_i32(C, 128), ""), "");
+    off = LLVMBuildAdd(b, off, LLVMBuildShl(b, chunk, cg_const_i32(C, 4), ""), "");
+    off = LLVMBuildAdd(b, off, LLVMBuildAnd(b, bytes, cg_const_i32(C, 15), ""), "");
+    return LLVMBuildGEP2(b, C->i8, stage, &off, 1, "");
+}
+
+bool cg_tma_store(cg_ctx *C, ir_inst *st) {
+    cg_tma *m = NULL;
+    for (int j = 0; j < C->num_tma; j++)
+        if (C->tma[j].ld == st && C->tma[j].store) m = &C->tma[j];
+    if (!m || C->failed) return false;
+    LLVMBuilderRef b = C->b;
+    ir_value *val = st->operands[1];
+    int rows = val->type.shape[0], cols = val->type.shape[1];
+    if (!m->stage) m->stage = cg_smem_reserve(C, st->loc, (int64_t)rows * cols * 2, 1024);
+    /* the previous tile's boxes have read the staging tile */
+    bulk_wait(C, true);
+    cg_barrier(C);
+    const lay_layout *l = cg_lay(C, val);
+    cg_val v = cg_get(C, val, l);
+    cg_lay_info li;
+    cg_lay_info_get(C, l, 2, val->type.shape, &li);
+    LLVMTypeRef et = cg_mem_type(C, (blk_dtype)val->type.dtype), pair = LLVMVectorType(et, 2);
+    int64_t o0[IR_MAX_RANK], o1[IR_MAX_RANK];
+    for (int r = 0; r < li.nregs && r < v.n; r++) {
+        LLVMValueRef row = cg_reg_coord(C, &li, r, 0);
+        LLVMValueRef at = stage_addr(C, m->stage, rows, row, cg_reg_coord(C, &li, r, 1));
+        /* a register and the next holding (row, col), (row, col + 1) with
+         * col even (a thread's base is a multiple of its spt): one 4-byte
+         * store, inside one 16-byte chunk */
+        bool two = false;
+        if (r + 1 < li.nregs && r + 1 < v.n && li.f.spt[li.f.dims[1]] % 2 == 0) {
+            cg_reg_offsets(&li, r, o0);
+            cg_reg_offsets(&li, r + 1, o1);
+            two = o0[0] == o1[0] && o1[1] == o0[1] + 1 && o0[1] % 2 == 0;
+        }
+        LLVMValueRef x = v.v[r], s;
+        if (two) {
+            x = LLVMBuildInsertElement(b, LLVMGetUndef(pair), x, cg_const_i32(C, 0), "");
+            x = LLVMBuildInsertElement(b, x, v.v[r + 1], cg_const_i32(C, 1), "");
+            r++;
+        }
+        s = LLVMBuildStore(b, x, at);
+        LLVMSetAlignment(s, two ? 4 : 2);
+    }
+    fence_async_smem(C); /* each writer's generic stores, before the async proxy reads them */
+    cg_barrier(C);
+    /* thread 0: the boxes, one bulk group */
+    LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+    LLVMValueRef off[2];
+    for (int d = 0; d < 2; d++) {
+        off[d] = cg_const_i32(C, 0);
+        if (m->off[d]) {
+            LLVMValueRef o = cg_get(C, m->off[d], NULL).v[0];
+            off[d] = LLVMTypeOf(o) == C->i32 ? o : LLVMBuildTrunc(b, o, C->i32, "");
+        }
+    }
+    LLVMValueRef base32 = LLVMBuildPtrToInt(b, m->stage, C->i32, "");
+    for (int p = 0; p < cols / m->panel; p++)
+        for (int q = 0; q < rows / m->box_rows; q++) {
+            char text[320];
+            snprintf(text, sizeof text,
+                     "{ .reg .pred p; .reg .b32 s, x, y; setp.ne.b32 p, $4, 0; add.s32 s, $0, %d; add.s32 x, $2, %d; "
+                     "add.s32 y, $3, %d; @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {x, y}], [s]; }",
+                     p * rows * 128 + q * m->box_rows * 128, p * m->panel, q * m->box_rows);
+            LLVMValueRef args[5] = {base32, m->map, off[1], off[0], t0};
+            cg_inline_asm(C, C->vd, text, "r,l,r,r,r,~{memory}", args, 5, true);
+        }
+    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.commit_group; }", "r,~{memory}",
+                  &t0, 1, true);
+    return true;
 }
 
 /* ---- the instructions (inline PTX; the mbarrier is a .b64 in shared
