@@ -298,6 +298,7 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
  * cg_tma_store lowers one (false: not planned), cg_tma_store_drain makes
  * thread 0 wait until every bulk store issued has completed. */
 void cg_tma_plan_stores(cg_ctx *C);
+void cg_tma_store_reserve(cg_ctx *C, blk_loc loc); /* with the rings, before the tile loop */
 bool cg_tma_store(cg_ctx *C, ir_inst *st);
 void cg_tma_store_drain(cg_ctx *C);
 void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, int count, LLVMValueRef pred);

@@ -625,12 +625,12 @@ static void outer_begin(cg_ctx *C, ir_inst *outer) {
     int reserved = C->smem_reserved;
     cg_barrier(C); /* the memory reserved now was scratch: its last readers are done */
     make_tiles(C, loop, NULL, NULL, NULL, reserved);
+    cg_tma_store_reserve(C, outer->loc); /* released with the rings (release_tiles) */
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop);
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
     cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
     cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
-    (void)outer;
 }
 
 static void release_tiles(cg_ctx *C, ir_inst *loop) {

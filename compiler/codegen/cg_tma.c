@@ -485,8 +485,8 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
  * the consumers go on to the next tile's wgmmas; before, their own stores
  * (a conversion through the scratch, 16-byte global stores) ran before
  * the next tile could start (matmul_persistent with its store removed ran
- * 4% faster: docs/benchmarks.md). The staging tile stays reserved through
- * the tile loop; thread 0 waits for the previous tile's boxes to have
+ * 4% faster: docs/benchmarks.md). The staging tile is reserved with the rings,
+ * before the tile loop, and stays so through it; thread 0 waits for the previous tile's boxes to have
  * read it (cp.async.bulk.wait_group.read 0) before the consumers'
  * barrier that precedes the writes, and for every box to complete when
  * the tile loop ends (cg_pipe_end). Out-of-bounds box elements are not
@@ -563,6 +563,17 @@ static void bulk_wait(cg_ctx *C, bool read) {
                   "r,~{memory}", &t0, 1, true);
 }
 
+/* The staging tiles, reserved with the rings before the tile loop's body
+ * is lowered: a conversion earlier in the body (a later tile's, at run
+ * time) then takes scratch past them, never memory a box may still read. */
+void cg_tma_store_reserve(cg_ctx *C, blk_loc loc) {
+    for (int j = 0; j < C->num_tma; j++) {
+        cg_tma *m = &C->tma[j];
+        if (m->store && !m->stage)
+            m->stage = cg_smem_reserve(C, loc, (int64_t)ir_numel(m->ld->operands[1]->type) * 2, 1024);
+    }
+}
+
 void cg_tma_store_drain(cg_ctx *C) {
     if (has_tma_store(C)) bulk_wait(C, false);
 }
@@ -591,7 +602,10 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
     LLVMBuilderRef b = C->b;
     ir_value *val = st->operands[1];
     int rows = val->type.shape[0], cols = val->type.shape[1];
-    if (!m->stage) m->stage = cg_smem_reserve(C, st->loc, (int64_t)rows * cols * 2, 1024);
+    if (!m->stage) { /* reserved with the rings (cg_tma_store_reserve) */
+        cg_error(C, st->loc, "internal error: the tile store's staging memory was not reserved");
+        return true;
+    }
     /* the previous tile's boxes have read the staging tile */
     bulk_wait(C, true);
     cg_barrier(C);
