@@ -58,6 +58,7 @@ typedef struct cg_lineinfo cg_lineinfo; /* cg_lineinfo.c */
 typedef struct {
     ir_inst *ld;         /* the DESC_LOAD or LOAD; the STORE where store */
     bool store;          /* a store through shared memory (stage) */
+    bool once;           /* store: after the warp-specialized loop, not in a tile loop */
     LLVMValueRef stage;  /* store: its staging tile (reserved at its lowering) */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */

@@ -502,7 +502,7 @@ static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
 }
 
 /* NULL when store st is planned for TMA, else why not. */
-static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged) {
+static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool once) {
     ir_value *val = st->operands[1];
     blk_dtype t = (blk_dtype)val->type.dtype;
     if (val->type.rank != 2) return "the value is not a 2-d block";
@@ -522,9 +522,9 @@ static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged) {
     if (cols % panel || rows % R || R % 8) return "the tile is not whole 128-byte panels";
     /* the staging tile beside the rings (1 KB alignment, and the static
      * mbarriers: cg_ws.c) */
-    if (ring_bytes(C, C->ws_loop) + (int64_t)rows * cols * eb + 1024 + 256 > C->tgt->smem_optin_max)
+    if ((once ? 0 : ring_bytes(C, C->ws_loop)) + (int64_t)rows * cols * eb + 1024 + 256 > C->tgt->smem_optin_max)
         return "its staging tile and the rings would not fit in shared memory together";
-    cg_tma m = {.ld = st, .store = true, .fast = 1, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+    cg_tma m = {.ld = st, .store = true, .once = once, .fast = 1, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
                 .boxes = (cols / panel) * (rows / R)};
     const char *why = add_map(C, &tf, arg, &m);
     if (why) return why;
@@ -537,11 +537,13 @@ static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged) {
 
 void cg_tma_plan_stores(cg_ctx *C) {
     const char *off = getenv("BLK_NO_TMA_STORE");
-    if (!C->ws_outer || C->failed || (off && *off && strcmp(off, "0"))) return;
-    bool staged = false;
-    for (ir_inst *i = C->ws_outer->regions[0]->first; i; i = i->next) {
+    if (!C->ws_loop || C->failed || (off && *off && strcmp(off, "0"))) return;
+    bool staged = false, once = !C->ws_outer;
+    if (once && C->ws_loop->parent != C->f->body) return;
+    ir_inst *first = once ? C->ws_loop->next : C->ws_outer->regions[0]->first;
+    for (ir_inst *i = first; i; i = i->next) {
         if (i->op != IR_STORE) continue;
-        const char *why = consider_store(C, i, &staged);
+        const char *why = consider_store(C, i, &staged, once);
         if (why && C->remarks)
             diag_remark(C->diag, i->loc, "store in %s: from registers, not TMA: %s", C->entry ? C->entry : C->f->name,
                         why);
@@ -569,7 +571,7 @@ static void bulk_wait(cg_ctx *C, bool read) {
 void cg_tma_store_reserve(cg_ctx *C, blk_loc loc) {
     for (int j = 0; j < C->num_tma; j++) {
         cg_tma *m = &C->tma[j];
-        if (m->store && !m->stage)
+        if (m->store && !m->once && !m->stage)
             m->stage = cg_smem_reserve(C, loc, (int64_t)ir_numel(m->ld->operands[1]->type) * 2, 1024);
     }
 }
@@ -594,6 +596,24 @@ static LLVMValueRef stage_addr(cg_ctx *C, LLVMValueRef stage, int rows, LLVMValu
     return LLVMBuildGEP2(b, C->i8, stage, &off, 1, "");
 }
 
+/* Whether every register of li (n of them) has its chunk and row phase
+ * fixed: its column is base1 + c with base1 + c % 8 < 8 (the lanes along
+ * the columns cover one 16-byte chunk, no warp does: base1 < 8) and its
+ * row base0 + r with r % 8 == 0, so that its staging address is the
+ * thread's address for chunk (c % 64) / 8 (one of 8, the swizzle XOR taken
+ * once each) plus a constant. The accumulator layouts qualify (lanes 2 x
+ * 4 columns, rows 8 apart). */
+static bool fixed_chunks(const cg_lay_info *li, int n) {
+    int p = li->f.dims[1];
+    if (li->f.spt[p] * li->f.tpw[p] != 8 || li->f.wpc[p] != 1 || li->shape[1] % 8) return false;
+    int64_t off[IR_MAX_RANK];
+    for (int r = 0; r < li->nregs && r < n; r++) {
+        cg_reg_offsets(li, r, off);
+        if (off[0] % 8 || off[1] % 8 >= li->f.spt[p]) return false;
+    }
+    return true;
+}
+
 bool cg_tma_store(cg_ctx *C, ir_inst *st) {
     cg_tma *m = NULL;
     for (int j = 0; j < C->num_tma; j++)
@@ -602,22 +622,46 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
     LLVMBuilderRef b = C->b;
     ir_value *val = st->operands[1];
     int rows = val->type.shape[0], cols = val->type.shape[1];
-    if (!m->stage) { /* reserved with the rings (cg_tma_store_reserve) */
+    if (m->once) { /* after the loop: scratch, read by the boxes before any later use (below) */
+        cg_barrier(C); /* its last readers are done */
+        m->stage = cg_smem_aligned(C, st->loc, (int64_t)rows * cols * 2, 1024);
+    } else if (!m->stage) { /* reserved with the rings (cg_tma_store_reserve) */
         cg_error(C, st->loc, "internal error: the tile store's staging memory was not reserved");
         return true;
     }
-    /* the previous tile's boxes have read the staging tile */
-    bulk_wait(C, true);
-    cg_barrier(C);
+    if (!m->once) { /* the previous tile's boxes have read the staging tile */
+        bulk_wait(C, true);
+        cg_barrier(C);
+    }
     const lay_layout *l = cg_lay(C, val);
     cg_val v = cg_get(C, val, l);
     cg_lay_info li;
     cg_lay_info_get(C, l, 2, val->type.shape, &li);
     LLVMTypeRef et = cg_mem_type(C, (blk_dtype)val->type.dtype), pair = LLVMVectorType(et, 2);
     int64_t o0[IR_MAX_RANK], o1[IR_MAX_RANK];
+    LLVMValueRef chunk_base[8] = {0}, tb = NULL, phase = NULL;
+    bool fixed = fixed_chunks(&li, v.n);
+    if (fixed) {
+        tb = LLVMBuildMul(b, li.base[0], cg_const_i32(C, 128), "");
+        tb = LLVMBuildAdd(b, tb, LLVMBuildShl(b, li.base[1], cg_const_i32(C, 1), ""), "");
+        phase = LLVMBuildAnd(b, li.base[0], cg_const_i32(C, 7), "");
+    }
     for (int r = 0; r < li.nregs && r < v.n; r++) {
-        LLVMValueRef row = cg_reg_coord(C, &li, r, 0);
-        LLVMValueRef at = stage_addr(C, m->stage, rows, row, cg_reg_coord(C, &li, r, 1));
+        LLVMValueRef at;
+        if (fixed) { /* the thread's address for chunk k, plus a constant */
+            cg_reg_offsets(&li, r, o0);
+            int k = (int)(o0[1] % 64 / 8);
+            if (!chunk_base[k]) {
+                LLVMValueRef sw = LLVMBuildShl(b, LLVMBuildXor(b, phase, cg_const_i32(C, k), ""), cg_const_i32(C, 4), "");
+                LLVMValueRef t = LLVMBuildAdd(b, tb, sw, "");
+                chunk_base[k] = LLVMBuildGEP2(b, C->i8, m->stage, &t, 1, "");
+            }
+            LLVMValueRef c = cg_const_i32(C, o0[1] / 64 * rows * 128 + o0[0] * 128 + o0[1] % 8 * 2);
+            at = LLVMBuildGEP2(b, C->i8, chunk_base[k], &c, 1, "");
+        } else {
+            LLVMValueRef row = cg_reg_coord(C, &li, r, 0);
+            at = stage_addr(C, m->stage, rows, row, cg_reg_coord(C, &li, r, 1));
+        }
         /* a register and the next holding (row, col), (row, col + 1) with
          * col even (a thread's base is a multiple of its spt): one 4-byte
          * store, inside one 16-byte chunk */
@@ -661,6 +705,7 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
         }
     cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.commit_group; }", "r,~{memory}",
                   &t0, 1, true);
+    if (m->once) bulk_wait(C, true); /* the scratch is free again once read (the writes land after the program) */
     return true;
 }
 
