@@ -59,7 +59,7 @@ typedef struct {
     ir_inst *ld;         /* the DESC_LOAD or LOAD; the STORE where store */
     bool store;          /* a store through shared memory (stage) */
     bool once;           /* store: after the warp-specialized loop, not in a tile loop */
-    LLVMValueRef stage;  /* store: its staging tile (reserved at its lowering) */
+    LLVMValueRef stage;  /* store: its staging tile (reserved with the rings, or scratch when once) */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
@@ -295,7 +295,8 @@ void cg_tma_plan(cg_ctx *C);
 void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first);
 void cg_tma_meta(cg_ctx *C, blk_strbuf *out);
 const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
-/* TMA stores: planned after cg_ws_plan (a persistent kernel's tile stores);
+/* TMA stores: planned after cg_ws_plan (the tile store of a persistent
+ * kernel's tile loop, or the one after a warp-specialized loop);
  * cg_tma_store lowers one (false: not planned), cg_tma_store_drain makes
  * thread 0 wait until every bulk store issued has completed. */
 void cg_tma_plan_stores(cg_ctx *C);

@@ -485,13 +485,18 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
  * the consumers go on to the next tile's wgmmas; before, their own stores
  * (a conversion through the scratch, 16-byte global stores) ran before
  * the next tile could start (matmul_persistent with its store removed ran
- * 4% faster: docs/benchmarks.md). The staging tile is reserved with the rings,
- * before the tile loop, and stays so through it; thread 0 waits for the previous tile's boxes to have
- * read it (cp.async.bulk.wait_group.read 0) before the consumers'
- * barrier that precedes the writes, and for every box to complete when
- * the tile loop ends (cg_pipe_end). Out-of-bounds box elements are not
- * written, as the mask said. BLK_NO_TMA_STORE=1 keeps the stores on
- * registers (A/B runs). */
+ * 4% faster: docs/benchmarks.md). The staging tile is reserved with the
+ * rings, before the tile loop, and stays so through it; thread 0 waits for
+ * the previous tile's boxes to have read it (cp.async.bulk.wait_group.read
+ * 0) before the consumers' barrier that precedes the writes, and for every
+ * box to complete when the tile loop ends (cg_pipe_end).
+ *
+ * A warp-specialized kernel without a tile loop stores its tile the same
+ * way once, after the loop (`once`): the staging tile is scratch then, and
+ * thread 0 waits until the boxes have read it, not for the writes (the
+ * program may end with them in flight, as CUTLASS's sm90 epilogue does).
+ * Out-of-bounds box elements are not written, as the mask said.
+ * BLK_NO_TMA_STORE=1 keeps the stores on registers (A/B runs). */
 
 /* Bytes of the rings of loop (every slot). */
 static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
