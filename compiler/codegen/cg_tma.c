@@ -324,6 +324,20 @@ static bool plane_text(cg_ctx *C, tma_form *tf, blk_strbuf *out) {
     return n > 0 && tf->z;
 }
 
+/* What a tensor map of access tf through argument arg (-1: none) needs
+ * of it, with dim `fast` stored contiguous and eb-byte elements: NULL, or
+ * why not. */
+static const char *map_form(cg_ctx *C, const tma_form *tf, int arg, int fast, int eb) {
+    int slow = 1 - fast;
+    if (arg < 0) return "the base is not a kernel argument";
+    if (ax_elem_div(C->ax, tf->base) < 16) return "the base is not 16-byte aligned in this variant";
+    if (!stride_is_1(C, tf->stride[fast]) || !tf->stride[slow]) return "the stored dim's stride is not 1";
+    if (ax_elem_div(C->ax, tf->stride[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
+    if (tf->plane && ax_elem_div(C->ax, tf->plane) * eb % 16)
+        return "the scalar offset is not a multiple of 16 bytes in this variant";
+    return NULL;
+}
+
 /* Map m (its access, fast dim, box and offsets set) of the access tf
  * through argument arg: its tmaps= text (dims fastest first, the slow
  * dim's stride, a plane's, the box, 128-byte swizzle), appended to the
@@ -395,11 +409,8 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
         return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0 (write it as a tensor_desc load)";
     int arg = arg_index(C, tf.base), fast = e->colv, slow = 1 - fast;
     int eb = e->bytes / (v->type.shape[0] * v->type.shape[1]); /* as stored: f8 as bytes where wgmma reads them */
-    if (arg < 0) return "the base is not a kernel argument";
-    if (ax_elem_div(C->ax, tf.base) < 16) return "the base is not 16-byte aligned in this variant";
-    if (!stride_is_1(C, tf.stride[fast]) || !tf.stride[slow]) return "the stored dim's stride is not 1";
-    if (ax_elem_div(C->ax, tf.stride[slow]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
-    if (tf.plane && ax_elem_div(C->ax, tf.plane) * eb % 16) return "the scalar offset is not a multiple of 16 bytes in this variant";
+    const char *bad = map_form(C, &tf, arg, fast, eb);
+    if (bad) return bad;
     int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
     /* An a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row), so
      * each group would be its own 1 KB box: matmul 8192^3 ran at 448 TFLOP/s
@@ -519,10 +530,8 @@ static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool onc
         return "not P + r * S + c under the mask r < R & c < Q with r, c provably >= 0";
     if (tf.plane) return "the pointer has a scalar offset";
     int arg = arg_index(C, tf.base), eb = 2;
-    if (arg < 0) return "the base is not a kernel argument";
-    if (ax_elem_div(C->ax, tf.base) < 16) return "the base is not 16-byte aligned in this variant";
-    if (!stride_is_1(C, tf.stride[1]) || !tf.stride[0]) return "the stored dim's stride is not 1";
-    if (ax_elem_div(C->ax, tf.stride[0]) * eb % 16) return "the row stride is not a multiple of 16 bytes in this variant";
+    const char *bad = map_form(C, &tf, arg, 1, eb);
+    if (bad) return bad;
     int rows = val->type.shape[0], cols = val->type.shape[1], panel = 128 / eb, R = rows < 256 ? rows : 256;
     if (cols % panel || rows % R || R % 8) return "the tile is not whole 128-byte panels";
     /* the staging tile beside the rings (1 KB alignment, and the static
