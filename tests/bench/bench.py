@@ -325,7 +325,7 @@ def specs(small=False):
         if mnk and M <= 1024:
             # few rows: matmul_splitk too (its workspace and the tiles' counters, zero at the start)
             tensors["ws"] = ((SPLITK_MAX * M * N,), "f32", "out")
-            tensors["cnt"] = ((cdiv(M, 64) * cdiv(N, 64),), "i32",
+            tensors["cnt"] = ((cdiv(M, 16) * cdiv(N, 16),), "i32",  # one per tile of any configs.txt shape
                               lambda T, shape, d: T.zeros(shape, device=DEVICE, dtype=d))
             blk.append(("mm_splitk", "matmul_splitk", ["a", "b", "c", "ws", "cnt", "M", "N", "K"],
                         lambda t: (t.a, t.b, t.c, t.ws, t.cnt, M, N, K),

@@ -131,7 +131,9 @@ static const gk_kernel gk_table[] = {
      TOL_BF16_MATH},
     /* ---- matmul.blk: the stdlib GEMM (grouped tile order, cp.async rings) ---- */
     {"matmul.blk", "matmul", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4"},
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4",
+      /* the few-tile shapes of the @autotune list: rings deeper than some loops' trip counts */
+      "BM=128 BN=64 BK=64 STAGES=8 num_warps=8", "BM=64 BN=64 BK=64 STAGES=12 num_warps=4"},
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
      TOL_BF16},
     /* ---- matmul.blk: matmul_desc, the operands through tensor descriptors (TMA rings on sm_90a where
@@ -190,7 +192,7 @@ static const gk_kernel gk_table[] = {
     /* the defaults are warp-specialized across the tile loop on sm_90a (slots and phases run on
      * from tile to tile: k of 1, 3 and 5 iterations, tiles per program from 0 to many) */
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4"}, GK_MM_SIZES, TOL_BF16},
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4", "BM=128 BN=64 STAGES=8"}, GK_MM_SIZES, TOL_BF16},
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
      "m=1500 n=2100 k=300"}, TOL_BF16},
@@ -198,7 +200,7 @@ static const gk_kernel gk_table[] = {
     {"matmul.blk", "matmul_splitk",
      "a:in(m*k) b:in(k*n) c:out(m*n) ws:out(SPLIT*m*n) cnt:zero(cdiv(m,BM)*cdiv(n,BN)) M:=m N:=n K:=k",
      "cdiv(m,BM)*cdiv(n,BN),SPLIT", NULL,
-     {"", "SPLIT=2 BK=32", "SPLIT=8 BM=64 BN=128 STAGES=3", "BM=128 BN=64 BK=64 SPLIT=3"},
+     {"", "SPLIT=2 BK=32", "SPLIT=8 BM=64 BN=128 STAGES=3", "BM=128 BN=64 BK=64 SPLIT=3", "SPLIT=2 STAGES=12"},
      {"m=16 n=512 k=2048", "m=5 n=70 k=300", "m=64 n=256 k=1000", "m=1 n=1 k=1", "m=100 n=96 k=40"},
      TOL_BF16},
 #undef GK_MM_SIZES
