@@ -65,18 +65,26 @@ void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int col
     t->perm_wm = 0;
 }
 
-/* wgmma reads shared memory through matrix descriptors, whose 128-byte
- * swizzle mode fixes the form: the stored columns are cut into panels of
- * 128 bytes, panel p holding every row's bytes 128p..128p+127 (rows * 128
- * bytes, 1024-byte aligned), and chunk c of row r sits at chunk c ^ (r % 8)
- * of its 128-byte row — the pattern the hardware applies to address bits
- * 4..6 from bits 7..9. (The mma.sync form above is the same pattern when a
- * row is 128 bytes.) An A tile's rows are also permuted (wg_row): warp w of
- * a warpgroup reads rows 16w..16w+15 of each 64-row block, while the
+/* wgmma reads shared memory through matrix descriptors, whose swizzle
+ * mode fixes the form. With the 128-byte mode the stored columns are cut
+ * into panels of 128 bytes, panel p holding every row's bytes
+ * 128p..128p+127 (rows * 128 bytes, 1024-byte aligned), and chunk c of row
+ * r sits at chunk c ^ (r % 8) of its 128-byte row — the pattern the
+ * hardware applies to address bits 4..6 from bits 7..9. A stored row of 64
+ * or 32 bytes (a 64x32 bf16 tile's b, BK = 32's a) takes the 64- or
+ * 32-byte mode: panels of sw bytes, the hardware XORing address bits 4..5
+ * with 7..8 (64) or bit 4 with bit 7 (32), i.e. chunk c of row r at
+ * c ^ ((r / (128 / sw)) % (sw / 16)); the pattern repeats every 8 rows in
+ * each mode. (The mma.sync form above is the same pattern when a row is
+ * 128 bytes.) An A tile's rows are also permuted (wg_row): warp w of a
+ * warpgroup reads rows 16w..16w+15 of each 64-row block, while the
  * accumulator layout gives warp w rows 8w + g and 8w + g + 8*Wm. */
+int wg_span(int rb) { return rb > 0 && rb % 128 == 0 ? 128 : rb == 64 || rb == 32 ? rb : 0; }
+
 void tile_init_wg(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv, int perm_wm) {
     tile_init(t, base, rows, cols, e, colv);
     t->wg = true;
+    t->sw = wg_span(t->rb);
     t->perm_wm = perm_wm;
 }
 
@@ -101,12 +109,15 @@ static LLVMValueRef wg_row(cg_ctx *C, int Wm, LLVMValueRef r) {
 /* Byte offset (i32) of chunk `chunk` of stored row `row`, swizzled. */
 static LLVMValueRef tile_chunk(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef chunk) {
     LLVMBuilderRef b = C->b;
-    if (t->wg) {
-        LLVMValueRef panel = LLVMBuildLShr(b, chunk, cg_const_i32(C, 3), "");
-        LLVMValueRef c7 = LLVMBuildAnd(b, chunk, cg_const_i32(C, 7), "");
-        LLVMValueRef c = LLVMBuildXor(b, c7, LLVMBuildAnd(b, row, cg_const_i32(C, 7), ""), "");
-        LLVMValueRef off = LLVMBuildMul(b, panel, cg_const_i32(C, t->rows * 128), "");
-        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, row, cg_const_i32(C, 128), ""), "");
+    if (t->wg) { /* cpp chunks per panel, the phase changing every 8 / cpp rows */
+        int cpp = t->sw / 16, lg = cpp == 8 ? 3 : cpp == 4 ? 2 : 1;
+        LLVMValueRef panel = LLVMBuildLShr(b, chunk, cg_const_i32(C, lg), "");
+        LLVMValueRef cl = LLVMBuildAnd(b, chunk, cg_const_i32(C, cpp - 1), "");
+        LLVMValueRef r = lg == 3 ? row : LLVMBuildLShr(b, row, cg_const_i32(C, 3 - lg), "");
+        LLVMValueRef phase = LLVMBuildAnd(b, r, cg_const_i32(C, cpp - 1), "");
+        LLVMValueRef c = LLVMBuildXor(b, cl, phase, "");
+        LLVMValueRef off = LLVMBuildMul(b, panel, cg_const_i32(C, t->rows * t->sw), "");
+        off = LLVMBuildAdd(b, off, LLVMBuildMul(b, row, cg_const_i32(C, t->sw), ""), "");
         return LLVMBuildAdd(b, off, LLVMBuildShl(b, c, cg_const_i32(C, 4), ""), "");
     }
     LLVMValueRef phase = LLVMBuildURem(b, LLVMBuildUDiv(b, row, cg_const_i32(C, t->per_phase), ""),
@@ -247,7 +258,8 @@ static void zero_pad(cg_ctx *C, sm_tile *t, int from) {
  * accumulator layout (attention's P), b is K-major for
  * i8, f8 and tf32 (their forms have no transpose; f8 also needs both
  * operands' registers along K: pl_f8_wgmma), and each operand's
- * stored row is a whole number of 128-byte panels. Anything else takes
+ * stored row is a whole number of 128-byte panels or exactly 64 or 32
+ * bytes (wg_span; an M-major a: 128-byte panels). Anything else takes
  * mma.sync. The choice is made before the loop (its ring tiles take the
  * wgmma form) and again at the dot, from the same facts. */
 
@@ -290,8 +302,8 @@ bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
         return wg_no(p, "wgmma is used for bf16, f16, f8 and f32 (tf32) inputs with an f32 accumulator and i8 with "
                      "i32 (here %s x %s -> %s)",
                      dtype_name((blk_dtype)a->type.dtype), dtype_name((blk_dtype)bo->type.dtype), dtype_name(tr));
-    if (tf32 && K % 32)
-        return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * 4);
+    if (tf32 && !wg_span(K * 4))
+        return wg_no(p, "a's rows are %d bytes of K; wgmma's swizzle needs 32, 64 or a multiple of 128", K * 4);
     if (!lay_wgmma_shape(ta, tr, M, N, K, C->num_warps))
         return wg_no(p, "wgmma needs num_warps a multiple of 4 and M a multiple of 16 x num_warps (M = %d, %d warps)",
                      M, C->num_warps);
@@ -310,24 +322,28 @@ bool wg_choose(cg_ctx *C, ir_inst *in, wg_plan *p) {
         if (cv == 0 && cg_dot_a_perm(C, in))
             return wg_no(p, "a is stored M-contiguous and its accumulator is in mma.sync's row order");
         if (cv == 0 && M * e % 128) return wg_no(p, "a's stored rows are %d bytes of M; the 128-byte swizzle needs a multiple of 128", M * e);
-        if (cv == 1 && K * e % 128) return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
+        if (cv == 1 && !wg_span(K * e))
+            return wg_no(p, "a's rows are %d bytes of K; wgmma's swizzle needs 32, 64 or a multiple of 128", K * e);
         p->acv = cv;
     } else if (f16 && a_in_registers((cg_val){NULL, 0, cg_lay(C, a), true}, a->type, L)) p->areg = true;
-    else if (K * e % 128 == 0) p->acv = 1;
-    else return wg_no(p, "a's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", K * e);
+    else if (wg_span(K * e)) p->acv = 1;
+    else return wg_no(p, "a's rows are %d bytes of K; wgmma's swizzle needs 32, 64 or a multiple of 128", K * e);
     int rb[2] = {K * e, N * e}; /* stored row bytes: K-major (colv 0) rows hold K, N-major rows N */
     if (operand_entry(C, bo, &cv)) {
-        if (rb[cv] % 128) return wg_no(p, "b's stored rows are %d bytes; the 128-byte swizzle needs a multiple of 128", rb[cv]);
+        if (!wg_span(rb[cv]))
+            return wg_no(p, "b's stored rows are %d bytes; wgmma's swizzle needs 32, 64 or a multiple of 128", rb[cv]);
         if (kmajor && cv != 0) return wg_no(p, "b is stored N-contiguous; wgmma reads i8, f8 and tf32 operands K-contiguous only");
         p->bcv = cv;
     } else if (kmajor) {
-        if (rb[0] % 128) return wg_no(p, "b's rows are %d bytes of K; the 128-byte swizzle needs a multiple of 128", rb[0]);
+        if (!wg_span(rb[0]))
+            return wg_no(p, "b's rows are %d bytes of K; wgmma's swizzle needs 32, 64 or a multiple of 128", rb[0]);
         p->bcv = 0;
     } else {
         int want = stored_colv((cg_val){NULL, 0, cg_lay(C, bo), true}, ta, 0);
-        if (rb[want] % 128 == 0) p->bcv = want;
-        else if (rb[1 - want] % 128 == 0) p->bcv = 1 - want;
-        else return wg_no(p, "b's rows are %d (K) or %d (N) bytes; the 128-byte swizzle needs a multiple of 128", rb[0], rb[1]);
+        if (wg_span(rb[want])) p->bcv = want;
+        else if (wg_span(rb[1 - want])) p->bcv = 1 - want;
+        else return wg_no(p, "b's rows are %d (K) or %d (N) bytes; wgmma's swizzle needs 32, 64 or a multiple of 128",
+                          rb[0], rb[1]);
     }
     p->ok = true;
     return true;
@@ -513,7 +529,7 @@ static LLVMValueRef frag_addr(cg_ctx *C, frag_addrs *A, const sm_tile *t, int fo
     LLVMBuilderRef b = C->b;
     int rr = R % 8, cr = Cc % 8;
     if (!swizzle_period8(t)) rr = R, cr = Cc;
-    *imm = t->wg ? (R - rr) * 128 + (Cc - cr) / 8 * t->rows * 128 : (R - rr) * t->rb + (Cc - cr) * 16;
+    *imm = t->wg ? (R - rr) * t->sw + (Cc - cr) / (t->sw / 16) * t->rows * t->sw : (R - rr) * t->rb + (Cc - cr) * 16;
     for (int i = 0; i < A->n; i++)
         if (A->r[i].t == t && A->r[i].form == form && A->r[i].rr == rr && A->r[i].cr == cr) return A->r[i].addr;
     LLVMValueRef row = LLVMBuildAdd(b, row_lane, cg_const_i32(C, rr), "");

@@ -16,7 +16,8 @@ typedef struct {
     int rb;            /* bytes per row */
     int per_phase, max_phase;
     int colv;          /* the value dim stored along cols */
-    bool wg;           /* wgmma's form: 128-byte panels, 128-byte swizzle */
+    bool wg;           /* wgmma's form: panels of sw bytes, swizzled over sw bytes */
+    int sw;            /* wg: the swizzle span, 128, 64 or 32 bytes (wg_span) */
     int perm_wm;       /* wgmma A: rows permuted for Wm warps (0: not) */
 } sm_tile;
 
@@ -30,6 +31,9 @@ typedef struct {
 /* cg_dot.c */
 void tile_init(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv);
 void tile_init_wg(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int colv, int perm_wm);
+/* wgmma's swizzle span for stored rows of rb bytes: 128 for whole 128-byte
+ * panels, else 64 or 32 when the row is exactly that; 0 when none fits */
+int wg_span(int rb);
 LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col); /* byte offset (i32) */
 LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);          /* shared-window address */
 int stored_bytes(blk_dtype t);

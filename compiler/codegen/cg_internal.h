@@ -62,6 +62,7 @@ typedef struct {
     LLVMValueRef stage;  /* store: its staging tile (reserved with the rings, or scratch when once) */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
+    int span;            /* the box's swizzle span in bytes (128, 64 or 32): panel elements' bytes */
     ir_value *off[2];    /* per value dim: the box's offset (NULL: 0) */
     ir_value *z;         /* a 3-d map's plane coordinate (NULL: 2-d) */
     ir_inst *hoist;      /* a HOIST tile's load before this loop, issued once by its producer (cg_ws.c), or NULL */

@@ -371,7 +371,7 @@ static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
 
 /* The boxes of TMA ring `ld` for the iteration with induction variable
  * iv64 into slot `slot`, completing on bar32 (issued where pred): per
- * 128-byte panel of the tile, one box per box_rows rows (an a tile, whose
+ * swizzle panel of the tile (sw bytes), one box per box_rows rows (an a tile, whose
  * rows wg_row permutes, never takes TMA: cg_tma.c). */
 static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, LLVMValueRef iv64, LLVMValueRef slot,
                      LLVMValueRef bar32, LLVMValueRef pred) {
@@ -412,7 +412,7 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     t.base = LLVMBuildGEP2(b, C->i8, rt->t.base, (LLVMValueRef[]){LLVMBuildMul(b, slot, cg_const_i32(C, rt->e->bytes), "")},
                            1, "");
     LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
-    int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / 128;
+    int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / t.sw;
     LLVMValueRef uni = pred, multi[2] = {NULL, NULL};
     if (mc) { /* i32 predicates: unicast when not shared; box k multicast by rank k % 2 when shared */
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, pred, cg_const_i32(C, 0), "");
@@ -424,7 +424,7 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     }
     for (int p = 0, k = 0; p < panels; p++)
         for (int q = 0; q < rows / R; q++, k++) {
-            int ddst = p * rows * 128 + q * R * 128;
+            int ddst = p * rows * t.sw + q * R * t.sw;
             cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, uni, false);
             if (mc)
                 cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, multi[k % 2],

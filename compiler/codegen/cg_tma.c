@@ -2,9 +2,10 @@
  *
  * A RING (pipeliner.h) is filled by TMA instead of cp.async when
  *   - the target has TMA (sm_90) and the dot reading the ring takes wgmma
- *     (the ring's tile is then in wgmma's 128-byte-swizzled panels, which
- *     is exactly what a TMA box of 128-byte rows with SWIZZLE_128B writes
- *     to a 1024-byte-aligned destination), and the ring is not the dot's a
+ *     (the ring's tile is then in wgmma's swizzled panels of 128 bytes, or
+ *     of a whole 64- or 32-byte row, which is exactly what a TMA box of
+ *     panel-wide rows with SWIZZLE_128B / _64B / _32B writes to a
+ *     1024-byte-aligned destination), and the ring is not the dot's a
  *     (whose rows the accumulator layout permutes in groups of 8: 1 KB
  *     boxes, slower than cp.async);
  *   - its load is a tensor_desc load, or a pointer load of descriptor form
@@ -340,7 +341,7 @@ static const char *map_form(cg_ctx *C, const tma_form *tf, int arg, int fast, in
 
 /* Map m (its access, fast dim, box and offsets set) of the access tf
  * through argument arg: its tmaps= text (dims fastest first, the slow
- * dim's stride, a plane's, the box, 128-byte swizzle), appended to the
+ * dim's stride, a plane's, the box, its swizzle span), appended to the
  * variant's maps (*m gets its meta and z). NULL when added, else why not. */
 static const char *add_map(cg_ctx *C, tma_form *tf, int arg, cg_tma *m) {
     int fast = m->fast, slow = 1 - fast;
@@ -360,7 +361,7 @@ static const char *add_map(cg_ctx *C, tma_form *tf, int arg, cg_tma *m) {
         ok = plane_ok = plane_text(C, tf, &text);
     }
     m->box_at = (int)text.len;
-    sb_printf(&text, ":%d,%d%s:128", m->panel, m->box_rows, tf->plane ? ",1" : "");
+    sb_printf(&text, ":%d,%d%s:%d", m->panel, m->box_rows, tf->plane ? ",1" : "", m->span);
     const char *why = NULL;
     if (ok) {
         m->z = tf->z;
@@ -411,7 +412,8 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     int eb = e->bytes / (v->type.shape[0] * v->type.shape[1]); /* as stored: f8 as bytes where wgmma reads them */
     const char *bad = map_form(C, &tf, arg, fast, eb);
     if (bad) return bad;
-    int cols = v->type.shape[fast], rows = v->type.shape[slow], panel = 128 / eb;
+    /* one box per panel: the ring's tile is in wgmma's form (tile_init_wg) */
+    int cols = v->type.shape[fast], rows = v->type.shape[slow], span = wg_span(cols * eb), panel = span / eb;
     /* An a tile's rows are permuted in 8-row groups (cg_dot.c's wg_row), so
      * each group would be its own 1 KB box: matmul 8192^3 ran at 448 TFLOP/s
      * with a's 16 boxes per slot against 577 with a on cp.async (H200,
@@ -419,8 +421,8 @@ static const char *consider(cg_ctx *C, ir_inst *loop, ir_inst *ld) {
     if (role == 0 && cg_dot_a_perm(C, dot))
         return "a's rows are permuted in groups of 8 for the accumulator layout (1 KB boxes are slower than cp.async)";
     int R = rows < 256 ? rows : 256;
-    if (cols % panel || rows % R) return "the tile is not whole 128-byte panels";
-    cg_tma m = {.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+    if (!span || cols % panel || rows % R) return "the tile is not whole swizzle panels";
+    cg_tma m = {.ld = ld, .fast = fast, .panel = panel, .box_rows = R, .span = span, .off = {tf.off[0], tf.off[1]},
                 .hoist = hoist ? loop : NULL, .boxes = (cols / panel) * (rows / R)};
     const char *why = add_map(C, &tf, arg, &m);
     if (!why && (C->remarks & CG_REMARKS) && !hoist) /* a hoisted tile's remark: cg_ws.c */
@@ -538,7 +540,8 @@ static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool onc
      * mbarriers: cg_ws.c) */
     if ((once ? 0 : ring_bytes(C, C->ws_loop)) + (int64_t)rows * cols * eb + 1024 + 256 > C->tgt->smem_optin_max)
         return "its staging tile and the rings would not fit in shared memory together";
-    cg_tma m = {.ld = st, .store = true, .once = once, .fast = 1, .panel = panel, .box_rows = R, .off = {tf.off[0], tf.off[1]},
+    cg_tma m = {.ld = st, .store = true, .once = once, .fast = 1, .panel = panel, .box_rows = R, .span = 128,
+                .off = {tf.off[0], tf.off[1]},
                 .boxes = (cols / panel) * (rows / R)};
     const char *why = add_map(C, &tf, arg, &m);
     if (why) return why;
@@ -799,7 +802,7 @@ bool cg_tma_even_boxes(cg_ctx *C, cg_tma *m) {
     int R = m->box_rows / 2;
     blk_strbuf text;
     sb_init(&text);
-    sb_printf(&text, "%.*s:%d,%d%s:128", m->box_at, m->meta, m->panel, R, m->z ? ",1" : "");
+    sb_printf(&text, "%.*s:%d,%d%s:%d", m->box_at, m->meta, m->panel, R, m->z ? ",1" : "", m->span);
     size_t n = strlen(text.data) + 1;
     char *s = arena_alloc(C->a, n);
     if (s) memcpy(s, text.data, n);

@@ -21,12 +21,14 @@
  * producers past the fence or their users above the wait. */
 
 /* The 64-bit matrix descriptor: start address, leading and stride byte
- * offsets (>> 4), 128-byte swizzle (mode 1 in bits 62..63). */
-static LLVMValueRef wg_desc(cg_ctx *C, LLVMValueRef addr32, int lbo, int sbo) {
+ * offsets (>> 4), the swizzle mode in bits 62..63 (1: 128 bytes, 2: 64,
+ * 3: 32; the tile's span sw). */
+static LLVMValueRef wg_desc(cg_ctx *C, LLVMValueRef addr32, int lbo, int sbo, int sw) {
     LLVMBuilderRef b = C->b;
     LLVMValueRef start = LLVMBuildZExt(b, LLVMBuildAnd(b, LLVMBuildLShr(b, addr32, cg_const_i32(C, 4), ""),
                                                        cg_const_i32(C, 0x3FFF), ""), C->i64, "");
-    uint64_t k = ((uint64_t)(lbo >> 4) & 0x3FFF) << 16 | ((uint64_t)(sbo >> 4) & 0x3FFF) << 32 | 1ull << 62;
+    uint64_t mode = sw == 128 ? 1 : sw == 64 ? 2 : 3;
+    uint64_t k = ((uint64_t)(lbo >> 4) & 0x3FFF) << 16 | ((uint64_t)(sbo >> 4) & 0x3FFF) << 32 | mode << 62;
     return LLVMBuildOr(b, start, LLVMConstInt(C->i64, k, 0), "");
 }
 
@@ -172,7 +174,11 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
      * address field (bits 0..13, address / 16) cannot carry into the next
      * field, shared addresses being below 256 KB */
     LLVMValueRef abase = p->areg ? NULL : tile_addr32(C, &ta_t, cg_const_i32(C, 0));
-    LLVMValueRef bdesc0 = wg_desc(C, tile_addr32(C, &tb_t, cg_const_i32(C, 0)), trans_b ? K * 128 : 16, 1024);
+    /* a panel of sw bytes per row: 8 rows (one swizzle period) are 8 * sw
+     * bytes (SBO), the next panel rows * sw bytes on (LBO, MN-major forms);
+     * kps k steps of 32 bytes per panel of a K-major operand */
+    int asw = p->areg ? 128 : ta_t.sw, bsw = tb_t.sw, akps = asw / 32, bkps = bsw / 32;
+    LLVMValueRef bdesc0 = wg_desc(C, tile_addr32(C, &tb_t, cg_const_i32(C, 0)), trans_b ? K * bsw : 16, 8 * bsw, bsw);
     LLVMValueRef *adesc0 = ARENA_ARRAY(C->a, LLVMValueRef, mt);
     if (!adesc0) { C->failed = true; return; }
     for (int i = 0; i < mt && !p->areg; i++) {
@@ -180,22 +186,22 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
          * a stored [K][M]) the 128-byte panel of those 64 M columns, K rows
          * of 128 bytes, described as b's N-major form */
         LLVMValueRef blk = LLVMBuildAdd(b, grp, cg_const_i32(C, i * (Wm / 4)), "");
-        LLVMValueRef row0 = LLVMBuildMul(b, blk, cg_const_i32(C, trans_a ? K * 128 : 64 * 128), "");
-        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), trans_a ? K * 128 : 16, 1024);
+        LLVMValueRef row0 = LLVMBuildMul(b, blk, cg_const_i32(C, trans_a ? K * 128 : 64 * asw), "");
+        adesc0[i] = wg_desc(C, LLVMBuildAdd(b, abase, row0, ""), trans_a ? K * 128 : 16, 8 * asw, asw);
     }
     for (int s = 0; s < steps; s++)
         for (int i = 0; i < mt; i++)
             for (int c = 0; c < nc; c++) {
                 int n0 = c * nI;
-                /* A: K panel s/4, 32 bytes per k step within the row; transposed: rows 16s.. */
+                /* A: K panel s/kps, 32 bytes per k step within the row; transposed: rows 16s.. */
                 LLVMValueRef adesc = p->areg ? NULL
                                      : trans_a ? desc_at(C, adesc0[i], s * 16 * 128)
-                                               : desc_at(C, adesc0[i], (s / 4) * M * 128 + (s % 4) * 32);
+                                               : desc_at(C, adesc0[i], (s / akps) * M * asw + (s % akps) * 32);
                 LLVMValueRef bdesc;
-                if (!trans_b) /* [N][K]: K panel s/4, rows n0.., 32 bytes per k step */
-                    bdesc = desc_at(C, bdesc0, (s / 4) * N * 128 + n0 * 128 + (s % 4) * 32);
-                else /* [K][N]: panel n0/64 (next panels LBO apart), rows 16s.. */
-                    bdesc = desc_at(C, bdesc0, (n0 / 64) * K * 128 + s * 16 * 128);
+                if (!trans_b) /* [N][K]: K panel s/kps, rows n0.., 32 bytes per k step */
+                    bdesc = desc_at(C, bdesc0, (s / bkps) * N * bsw + n0 * bsw + (s % bkps) * 32);
+                else /* [K][N]: panel n0 / (sw / e) (next panels LBO apart), rows 16s.. */
+                    bdesc = desc_at(C, bdesc0, (n0 / (bsw / e)) * K * bsw + s * 16 * bsw);
                 for (int j = 0; j < nI / 2; j++) {
                     int k0 = 2 * i + ((j >> 1) & 1), k1 = 2 * (n0 / 8 + (j >> 2)) + (j & 1);
                     reg[j] = cg_reg_of(&li, (int[]){k0, k1});

@@ -133,14 +133,17 @@ static const gk_kernel gk_table[] = {
     {"matmul.blk", "matmul", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4",
       /* the few-tile shapes of the @autotune list: rings deeper than some loops' trip counts */
-      "BM=128 BN=64 BK=64 STAGES=8 num_warps=8", "BM=64 BN=64 BK=64 STAGES=12 num_warps=4"},
+      "BM=128 BN=64 BK=64 STAGES=8 num_warps=8", "BM=64 BN=64 BK=64 STAGES=12 num_warps=4",
+      /* wgmma's 64- and 32-byte swizzles: b's rows of 32 bf16, a's rows of 16 */
+      "BM=64 BN=32 BK=64 STAGES=12 num_warps=4", "BM=64 BN=64 BK=16 num_warps=4"},
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
      TOL_BF16},
     /* ---- matmul.blk: matmul_desc, the operands through tensor descriptors (TMA rings on sm_90a where
      * the pointers, K and N are 16-byte multiples: ragged M and N and a K past the last block read
      * zeros from TMA's out-of-bounds fill; the other sizes take the generic variant) ---- */
     {"matmul.blk", "matmul_desc", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4", "BM=128 BN=128 BK=128 num_warps=8 STAGES=3"},
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4", "BM=128 BN=128 BK=128 num_warps=8 STAGES=3",
+      "BM=64 BN=32 BK=16 num_warps=4"},
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=208 k=96", "m=512 n=512 k=512", "m=1000 n=144 k=1040",
       "m=300 n=200 k=100"},
      TOL_BF16},
