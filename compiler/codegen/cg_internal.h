@@ -90,8 +90,11 @@ typedef struct {
     const pl_table *pl;       /* dot operands streamed through rings / hoisted (pipeliner.h) */
     struct cg_tile **tiles;   /* by value id: the resident tile of a RING or HOIST value (cg_dot.c) */
     int smem_reserved;        /* bytes at the start of the scratch held by live rings / tiles */
-    bool smem_probe;          /* lowering from an optimistic plan: scratch past the limit sets smem_retry */
+    bool smem_probe;          /* lowering from an optimistic plan, or with a producer across a
+                                 tile loop: scratch past the limit sets smem_retry */
     bool smem_retry;
+    bool ws_flat;             /* no producer for a loop nested in a tile loop (lower_kernel's
+                                 last attempt: its rings and the epilogue's scratch did not fit) */
     cg_tma tma[CG_MAX_TMA];   /* the variant's TMA rings, in parameter order (cg_tma.c) */
     int num_tma;
     /* warp specialization (cg_ws.c): the loop whose TMA rings a producer

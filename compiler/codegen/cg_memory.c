@@ -262,7 +262,7 @@ static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueR
  * (vectorize.h), where the access is written. -Rpass-missed: only the
  * accesses narrower than the widest (atomics and scalars are what they are). */
 static void remark_access(cg_ctx *C, ir_inst *in, const vec_access *e) {
-    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC;
+    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC && e->limit != VEC_ACC;
     if (!(C->remarks & CG_REMARKS) && !missed) return;
     ir_value *p = in->operands[0];
     static const char *const what[] = {[IR_LOAD] = "load", [IR_STORE] = "store", [IR_ATOMIC_RMW] = "atomic",

@@ -126,7 +126,7 @@ static LLVMValueRef smem_symbol(cg_ctx *C) {
 /* bytes at offset `at` of the dynamic shared memory, within the limit */
 static LLVMValueRef smem_at(cg_ctx *C, blk_loc loc, int64_t at, int64_t bytes) {
     if (at + bytes + C->smem_static > C->tgt->smem_optin_max) {
-        if (C->smem_probe) C->smem_retry = true; /* lower_kernel lowers the variant again, rings reserving scratch */
+        if (C->smem_probe) C->smem_retry = true; /* lower_kernel lowers the variant again (see there) */
         else cg_error(C, loc, "this operation needs %lld bytes of shared memory; a block has at most %d on %s "
                       "(use smaller blocks)", (long long)(at + bytes + C->smem_static), C->tgt->smem_optin_max,
                       C->tgt->arch);
@@ -410,6 +410,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
     C->entry = entry;
     cg_tma_plan(C); /* its CUtensorMaps follow the declared parameters */
     cg_ws_plan(C);
+    if (C->ws_outer) C->smem_probe = true; /* the rings stay reserved through the tile loop's epilogue */
     cg_tma_plan_stores(C); /* its maps follow the loads' */
     LLVMTypeRef *pt = ARENA_ARRAY(C->a, LLVMTypeRef, np + C->num_tma + 1);
     if (!pt) { C->failed = true; return NULL; }
@@ -457,20 +458,26 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
 
 /* The optimistic plan first; where a loop body's scratch then did not fit
  * beside its rings (smem_at), the function and what its lowering reported
- * are dropped and the variant is lowered again from the reserving plan. */
+ * are dropped and the variant is lowered again from the reserving plan.
+ * Where a producer warpgroup serves a loop nested in a tile loop, its rings
+ * stay reserved through the tile's epilogue (cg_ws.c); if the epilogue's
+ * scratch does not fit beside them, the last attempt goes without that
+ * producer, and the rings' memory is the epilogue's again. */
 static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, blk_strbuf *meta) {
     size_t out0 = C->diag->out.len;
     int errors0 = C->diag->nerrors, warnings0 = C->diag->nwarnings;
     bool failed0 = C->failed;
     LLVMValueRef fn = lower_variant(C, f, spec, entry, true);
-    if (fn && C->smem_retry) {
+    for (int attempt = 1; fn && C->smem_retry && attempt <= 2; attempt++) {
         LLVMDeleteFunction(fn);
         C->diag->out.len = out0;
         if (C->diag->out.data) C->diag->out.data[out0] = '\0';
         C->diag->nerrors = errors0, C->diag->nwarnings = warnings0;
         C->failed = failed0;
+        C->ws_flat = attempt == 2; /* a retry from the reserving plan: its producer was nested */
         fn = lower_variant(C, f, spec, entry, false);
     }
+    C->ws_flat = false;
     if (fn) meta_line(C, meta, f, entry, spec);
 }
 

@@ -109,6 +109,9 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark, ir_inst **oute
          * loop too, and the rings stay the producer's across it (their
          * memory is reserved for the whole outer loop) */
         if (!o || o->op != IR_FOR || o->parent != C->f->body) return "it is nested in other control flow";
+        if (C->ws_flat)
+            return "it is nested in a loop, and its rings and the tile's epilogue would not fit in shared memory "
+                   "together (fewer stages would)";
         if (has_exit(o->regions[0])) return "its enclosing loop may break or return";
         if (has_hoist(C, loop)) return "it is nested in a loop and keeps operands resident across its iterations";
         /* the rings stay reserved through the tile's epilogue, which may

@@ -363,6 +363,7 @@ static void visit_inst(ax_ctx *C, ir_inst *in) {
             o->div[d] = gcd64(x->div[d], y->div[d]);
             if (x->contig[d] > 1 || y->contig[d] > 1) o->div[d] = 1;
         }
+        o->nonneg = x->nonneg && y->nonneg; /* either branch's value: what both share */
         break;
     }
     case IR_FOR:

@@ -284,6 +284,26 @@ static const lay_layout *access_run(blk_arena *a, const ir_value *ptr, const ax_
     return lay_choose_blocked(a, rank, ptr->type.shape, num_warps, fast, (int)vec);
 }
 
+/* The layout a store writes in, given the stored value's (want or
+ * assignment): the pointers' access layout, except for a tensor-core
+ * accumulator of 4-byte elements (f32, i32), which is written from its own
+ * registers. Each thread's pair of adjacent columns is one 8-byte store,
+ * and a warp's store covers 8 rows of 32 bytes: whole sectors, as the
+ * coalesced layout's 16-byte stores would, without the round trip through
+ * shared memory (a 128 x 256 f32 tile would need 128 KB of it, more than
+ * fits beside a warp-specialized loop's rings: matmul_streamk's pieces).
+ * Narrower elements still convert: their pairs would fill half sectors
+ * (and bf16 tiles go out by TMA where they can). layout.c's anchors and
+ * vectorize.c's access widths both ask this. */
+const lay_layout *lay_for_store(blk_arena *a, const ir_inst *st, const lay_layout *value, const ax_table *ax,
+                                int num_warps, int max_vec_bytes) {
+    const ir_value *p = st->operands[0], *v = st->num_operands > 1 ? st->operands[1] : NULL;
+    if (!p->type.rank) return NULL;
+    if (v && v->type.rank == 2 && dtype_bytes((blk_dtype)v->type.dtype) == 4 && lay_is_mma_acc(value, 2, v->type.shape))
+        return value;
+    return lay_for_access(a, p, ax, num_warps, max_vec_bytes);
+}
+
 const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
                                  int max_vec_bytes) {
     return access_run(a, ptr, ax, num_warps, max_vec_bytes, true);
@@ -363,6 +383,11 @@ static const lay_layout *access_layout(lay_ctx *L, ir_inst *in) {
     return p->type.rank ? lay_for_access(L->a, p, L->ax, L->t->num_warps, L->max_vec_bytes) : NULL;
 }
 
+static const lay_layout *store_layout(lay_ctx *L, ir_inst *in) {
+    const ir_value *v = in->num_operands > 1 ? in->operands[1] : NULL;
+    return lay_for_store(L->a, in, v ? want_of(L, v) : NULL, L->ax, L->t->num_warps, L->max_vec_bytes);
+}
+
 /* The layout a load (or atomic) produces: its consumers' want when that
  * keeps the access's fastest dimension (so it stays coalesced; e.g. a bias
  * row loaded straight into the slice layout its broadcast needs), else the
@@ -432,7 +457,7 @@ static void back_inst(lay_ctx *L, ir_inst *in) {
     const lay_layout *w = res ? want_of(L, res) : NULL;
     switch (in->op) {
     case IR_LOAD: case IR_STORE: case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: {
-        const lay_layout *an = in->op == IR_STORE ? access_layout(L, in) : load_layout(L, in);
+        const lay_layout *an = in->op == IR_STORE ? store_layout(L, in) : load_layout(L, in);
         for (int k = 0; k < in->num_operands; k++) want_set(L, in->operands[k], an);
         return;
     }

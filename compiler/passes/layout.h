@@ -161,6 +161,10 @@ const lay_layout *lay_get(const lay_table *t, const ir_value *v);
  * ptr (from axisinfo): widest vector along the most contiguous dim. */
 const lay_layout *lay_for_access(blk_arena *a, const ir_value *ptr, const ax_table *ax, int num_warps,
                                  int max_vec_bytes);
+/* The layout a STORE writes in, given its value's layout: lay_for_access's,
+ * or a 4-byte tensor-core accumulator's own (written from its registers). */
+const lay_layout *lay_for_store(blk_arena *a, const ir_inst *st, const lay_layout *value, const ax_table *ax,
+                                int num_warps, int max_vec_bytes);
 
 /* DESC_LOAD / DESC_STORE: the widest aligned, mask-uniform access (elements)
  * the descriptor's operands prove along *fast (the dim of constant stride 1),

@@ -97,14 +97,18 @@ static void visit_inst(vec_ctx *V, ir_inst *in) {
         e->bytes = dtype_bytes((blk_dtype)ptr->type.pointee);
         if (!ptr->type.rank) return;
         /* a load reads in its result's layout (layout.c picked it around the
-         * access); a store writes in the access layout of its pointers */
+         * access); a store writes in lay_for_store's */
         const lay_layout *l = in->op == IR_LOAD ? lay_get(V->lt, in->results[0])
-                                                : lay_for_access(V->a, ptr, V->ax, nw, V->max_vec_bytes);
+                                                : lay_for_store(V->a, in, lay_get(V->lt, in->operands[1]), V->ax, nw,
+                                                                V->max_vec_bytes);
         if (!l || !lay_fits(l, ptr->type.rank, ptr->type.shape)) l = lay_get(V->lt, ptr);
         if (!l) return;
         e->lay = l;
         e->vec = access_vec(l, ptr, mask, V->ax, V->max_vec_bytes, &e->limit);
         e->bytes *= e->vec;
+        if (in->op == IR_STORE && e->limit == VEC_THREAD_RUN && l == lay_get(V->lt, in->operands[1]) &&
+            lay_is_mma_acc(l, ptr->type.rank, ptr->type.shape))
+            e->limit = VEC_ACC;
         return;
     }
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: {
@@ -165,6 +169,7 @@ const char *vec_limit_name(vec_limit l) {
     case VEC_ALIGN: return "limited by alignment";
     case VEC_MASK: return "limited by the mask";
     case VEC_DESC: return "limited by the descriptor";
+    case VEC_ACC: return "the accumulator's own pairs: whole sectors, no staging";
     }
     return "?";
 }

@@ -38,6 +38,8 @@ typedef enum {
     VEC_ALIGN,      /* the first pointer of a group is not aligned further */
     VEC_MASK,       /* the mask may change within a wider group */
     VEC_DESC,       /* descriptor: stride-1 dim, base/stride/offset/extent divisibility */
+    VEC_ACC,        /* a tensor-core accumulator stored from its registers (lay_for_store):
+                       pairs, whole sectors; not a missed width */
 } vec_limit;
 
 typedef struct {

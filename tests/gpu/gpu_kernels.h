@@ -77,6 +77,12 @@ static const gk_kernel gk_table[] = {
       "BM=64 BN=128 BK=64", "BM=128 BN=256 BK=64 num_warps=8", "BM=256 BN=64 BK=128 num_warps=8"},
      {"m=64 n=64 k=32", "m=1 n=15 k=17", "m=127 n=129 k=100", "m=256 n=256 k=256", "m=300 n=200 k=48"},
      TOL_RED},
+    /* a persistent tile loop on 5 programs storing its f32 tile: from the accumulator's registers
+     * (the producer kept), and transposed (128 x 256: lowered again without the producer) */
+    {"../tests/gpu/dot.blk", "mm_tiles_f32", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
+     {"", "TRANS=true", "BN=128 TRANS=true", "BM=64 BN=64 BK=32"},
+     {"m=512 n=256 k=256", "m=300 n=200 k=100", "m=1024 n=256 k=192", "m=16 n=16 k=16", "m=7 n=250 k=70"},
+     TOL_RED},
     {"../tests/gpu/dot.blk", "mm_nt", "a:in(m*k) b:in(n*k) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
      {"", "BM=128 BN=64 BK=128", "BM=128 BN=256 BK=64 num_warps=8", "BM=64 BN=32 BK=32"},
      {"m=64 n=128 k=64", "m=3 n=5 k=7", "m=129 n=200 k=130", "m=256 n=512 k=256"},
