@@ -291,7 +291,7 @@ static const lay_layout *access_run(blk_arena *a, const ir_value *ptr, const ax_
  * and a warp's store covers 8 rows of 32 bytes: whole sectors, as the
  * coalesced layout's 16-byte stores would, without the round trip through
  * shared memory (a 128 x 256 f32 tile would need 128 KB of it, more than
- * fits beside a warp-specialized loop's rings: matmul_streamk's pieces).
+ * fits beside the rings of a loop warp-specialized across a tile loop).
  * Narrower elements still convert: their pairs would fill half sectors
  * (and bf16 tiles go out by TMA where they can). layout.c's anchors and
  * vectorize.c's access widths both ask this. */
