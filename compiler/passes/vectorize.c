@@ -97,18 +97,18 @@ static void visit_inst(vec_ctx *V, ir_inst *in) {
         e->bytes = dtype_bytes((blk_dtype)ptr->type.pointee);
         if (!ptr->type.rank) return;
         /* a load reads in its result's layout (layout.c picked it around the
-         * access); a store writes in lay_for_store's */
+         * access); a store writes in lay_for_store's: the stored value's own
+         * where that is an accumulator, else a fresh access layout */
+        const lay_layout *val = in->op == IR_STORE ? lay_get(V->lt, in->operands[1]) : NULL;
         const lay_layout *l = in->op == IR_LOAD ? lay_get(V->lt, in->results[0])
-                                                : lay_for_store(V->a, in, lay_get(V->lt, in->operands[1]), V->ax, nw,
-                                                                V->max_vec_bytes);
-        if (!l || !lay_fits(l, ptr->type.rank, ptr->type.shape)) l = lay_get(V->lt, ptr);
+                                                : lay_for_store(V->a, in, val, V->ax, nw, V->max_vec_bytes);
+        bool from_acc = val && l == val;
+        if (!l || !lay_fits(l, ptr->type.rank, ptr->type.shape)) l = lay_get(V->lt, ptr), from_acc = false;
         if (!l) return;
         e->lay = l;
         e->vec = access_vec(l, ptr, mask, V->ax, V->max_vec_bytes, &e->limit);
         e->bytes *= e->vec;
-        if (in->op == IR_STORE && e->limit == VEC_THREAD_RUN && l == lay_get(V->lt, in->operands[1]) &&
-            lay_is_mma_acc(l, ptr->type.rank, ptr->type.shape))
-            e->limit = VEC_ACC;
+        if (from_acc && e->limit == VEC_THREAD_RUN) e->limit = VEC_ACC;
         return;
     }
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: {
