@@ -523,6 +523,7 @@ static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
 static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool once) {
     ir_value *val = st->operands[1];
     blk_dtype t = (blk_dtype)val->type.dtype;
+    if (st->flags & IRF_NO_TMA) return "tma = false";
     if (val->type.rank != 2) return "the value is not a 2-d block";
     if (t == DT_BOOL || dtype_bytes(t) != 2) return "its elements are not 2 bytes (bf16, f16)";
     if (*staged) return "another store of the tile loop takes the staging memory";

@@ -84,6 +84,7 @@ enum { /* ir_inst.flags */
     IRF_REVERSE = 1 << 1,    /* scans */
     IRF_DESCENDING = 1 << 2, /* sort */
     IRF_VOLATILE = 1 << 3,   /* load */
+    IRF_NO_TMA = 1 << 4,     /* store: never by TMA (`tma = false`), from registers */
 };
 
 typedef struct ir_value ir_value;

@@ -41,7 +41,7 @@
  *    operands are comma-separated, attributes space-separated as name=value
  *    (axis=0 pred=lt kind=sum k=2 perm=[1, 0] cache=cg eviction=first
  *    sem=relaxed prec=tf32 prefix="text" start=0 end=128 n=16) or bare flags
- *    (fast reverse descending volatile); insts without results have no ` : `;
+ *    (fast reverse descending volatile no_tma); insts without results have no ` : `;
  *  - const prints its value: integers in decimal, bools true/false, floats in
  *    the fewest digits that give back the same value in the const's dtype,
  *    always with a `.` or an exponent (0.5, 1.0, 1e-05, inf, -inf, nan);
@@ -281,6 +281,7 @@ static void put_attrs(blk_strbuf *out, const ir_inst *i) {
     if (i->flags & IRF_REVERSE) sb_puts(out, " reverse");
     if (i->flags & IRF_DESCENDING) sb_puts(out, " descending");
     if (i->flags & IRF_VOLATILE) sb_puts(out, " volatile");
+    if (i->flags & IRF_NO_TMA) sb_puts(out, " no_tma");
 }
 
 static void put_region(blk_strbuf *out, const ir_region *r, int depth);

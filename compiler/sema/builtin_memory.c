@@ -80,7 +80,8 @@ sema_val sema_builtin_load(sema *S, ast_node *call, ast_node **a, const sema_bui
     return sema_value(i->results[0]);
 }
 
-/* store(ptr, value, mask?; cache, eviction) */
+/* store(ptr, value, mask?; cache, eviction, tma): tma = false keeps a tile
+ * store that the compiler would issue by TMA on registers (cg_tma.c) */
 sema_val sema_builtin_store(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
     sema_val v[3] = {{0}};
     ast_node *nodes[3] = {a[0], a[1], a[2]};
@@ -93,6 +94,8 @@ sema_val sema_builtin_store(sema *S, ast_node *call, ast_node **a, const sema_bu
     }
     if (a[2] && !sema_mask_arg(S, a[2], bi, &v[2])) ok = false;
     if (!cache_evict(S, a[3], a[4], bi, NULL)) ok = false;
+    bool tma = true;
+    if (a[5] && !sema_const_bool_arg(S, a[5], bi, "'tma'", &tma)) ok = false;
     if (!ok || !sema_need_fn(S, call, bi)) return sema_error();
     if (a[2] && v[2].kind == SV_CONST && v[2].i) nodes[2] = NULL;
     ir_type shape, elem;
@@ -102,6 +105,7 @@ sema_val sema_builtin_store(sema *S, ast_node *call, ast_node **a, const sema_bu
     ir_inst *i = sema_inst(S, IR_STORE, call->loc, ops, n, NULL, 0, 0);
     if (!i) return sema_error();
     cache_evict(S, a[3], a[4], bi, i);
+    if (!tma) i->flags |= IRF_NO_TMA;
     return sema_void();
 }
 

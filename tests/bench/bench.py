@@ -322,6 +322,9 @@ def specs(small=False):
         tensors = {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}
         blk = [("mmdesc", "matmul_desc", ["a", "b", "c", "M", "N", "K"]) if desc else
                ("matmul", "matmul", ["a", "b", "c", "M", "N", "K"])]
+        if not desc:  # tiles of two column blocks, BN1 + BN2 wide (192, 96)
+            blk.append(("mm_wide", "matmul_wide", ["a", "b", "c", "M", "N", "K"], lambda t: (t.a, t.b, t.c, M, N, K),
+                        lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN1"] + c["BN2"]),)))
         if mnk and M <= 1024:
             # few rows: matmul_splitk too (its workspace and the tiles' counters, zero at the start)
             tensors["ws"] = ((SPLITK_MAX * M * N,), "f32", "out")

@@ -197,13 +197,20 @@ static const gk_kernel gk_table[] = {
     {"matmul.blk", "matmul_epilogue_f32",
      "a:in(m*k) b:in(k*n) c:out(m*n) bias:in(n) res:in(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN)", NULL,
      {"BIAS=true ACT=gelu RESIDUAL=true", "BM=64 BN=64 BK=32 BIAS=true ACT=silu"}, GK_MM_SIZES, TOL_MATH_GELU},
+    /* tiles of two column blocks (BN1 + BN2 columns): columns past N in either block, a second
+     * block wholly past N (n = 400: the last tile's 384..575) */
+    {"matmul.blk", "matmul_wide", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM)*cdiv(n,BN1+BN2)", NULL,
+     {"", "STAGES=3", "BN1=64 BN2=32 STAGES=6", "BM=64 BN1=32 BN2=16 BK=32 GROUP=3 num_warps=4"},
+     {"m=256 n=384 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=576 k=512", "m=1000 n=130 k=72",
+      "m=130 n=400 k=200"},
+     TOL_BF16},
     /* persistent: 5 programs (fewer than the tiles but for the 1x1 size) and 132 (an H100's SMs) */
     /* the defaults are warp-specialized across the tile loop on sm_90a (slots and phases run on
      * from tile to tile: k of 1, 3 and 5 iterations, tiles per program from 0 to many) */
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4", "BM=128 BN=64 STAGES=8"}, GK_MM_SIZES, TOL_BF16},
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "TMA_STORE=false"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
      "m=1500 n=2100 k=300"}, TOL_BF16},
     /* split-K: SPLIT programs per tile, the last sums the partials (acq_rel tickets) */
     {"matmul.blk", "matmul_splitk",
