@@ -92,6 +92,30 @@ static void run_region(cg_ctx *C, ir_region *r, cg_target *yield, cg_target *con
     }
 }
 
+/* A loop over a 32-bit induction variable with a constant positive step
+ * runs in 32-bit registers: the trip count n is computed once (in u32:
+ * ub - lb is exact modulo 2^32 when ub > lb, and iv + step may wrap past
+ * the last iteration without ending the loop early or late) and the
+ * header tests a counter against it. With the loop's iv in i64, as every
+ * other loop has it, LLVM widens the body's 32-bit index arithmetic to
+ * i64 (IndVarSimplify eliminates the truncs): matmul's sm_80 k loop then
+ * compared each copy's K mask in two 64-bit halves and divided the
+ * iteration count for the ring slot in 64 bits (docs/codegen.md). */
+static bool narrow_loop(blk_dtype it, LLVMValueRef step) {
+    return dtype_bits(it) == 32 && LLVMIsAConstantInt(step) && LLVMConstIntGetSExtValue(step) > 0;
+}
+
+/* ceil((ub - lb) / step) iterations in u32, 0 when ub <= lb */
+static LLVMValueRef trip_count32(cg_ctx *C, bool uns, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef d = LLVMBuildSub(b, ub, lb, "");
+    LLVMValueRef q = LLVMBuildUDiv(b, d, step, "");
+    LLVMValueRef part = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildURem(b, d, step, ""), cg_const_i32(C, 0), "");
+    LLVMValueRef n = LLVMBuildAdd(b, q, LLVMBuildZExt(b, part, C->i32, ""), "");
+    LLVMValueRef any = LLVMBuildICmp(b, uns ? LLVMIntUGT : LLVMIntSGT, ub, lb, "");
+    return LLVMBuildSelect(b, any, n, cg_const_i32(C, 0), "trips");
+}
+
 static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMBuilderRef b = C->b;
     ir_region *body = in->regions[0];
@@ -100,6 +124,9 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     bool uns = dtype_is_unsigned(it);
     LLVMValueRef lb = cg_get(C, in->operands[0], NULL).v[0], ub = cg_get(C, in->operands[1], NULL).v[0],
                  step = cg_get(C, in->operands[2], NULL).v[0];
+    bool narrow = narrow_loop(it, step);
+    LLVMValueRef lb32 = lb, step32 = step, trips = NULL;
+    if (narrow) trips = trip_count32(C, uns, lb, ub, step);
     if (dtype_bits(it) < 64) {
         lb = uns ? LLVMBuildZExt(b, lb, C->i64, "") : LLVMBuildSExt(b, lb, C->i64, "");
         ub = uns ? LLVMBuildZExt(b, ub, C->i64, "") : LLVMBuildSExt(b, ub, C->i64, "");
@@ -115,16 +142,21 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
     LLVMBasicBlockRef body_bb = cg_block(C, "for.body");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(b);
     LLVMPositionBuilderAtEnd(b, head.bb);
-    LLVMValueRef iv = LLVMBuildPhi(b, C->i64, "iv");
+    /* narrow: iv is the i32 value and count the iterations run so far */
+    LLVMValueRef iv = LLVMBuildPhi(b, narrow ? C->i32 : C->i64, "iv");
+    LLVMValueRef count = narrow ? LLVMBuildPhi(b, C->i32, "count") : NULL;
     LLVMPositionBuilderAtEnd(b, pre);
     cg_pipe_begin(C, in, lb, ub, step); /* may add blocks: the preheader is where it ends */
     pre = LLVMGetInsertBlock(b);
     jump(C, &head, in->operands + 3, in->num_operands - 3);
-    LLVMAddIncoming(iv, &lb, &pre, 1);
+    LLVMValueRef zero32 = cg_const_i32(C, 0);
+    LLVMAddIncoming(iv, narrow ? &lb32 : &lb, &pre, 1);
+    if (narrow) LLVMAddIncoming(count, &zero32, &pre, 1);
 
     LLVMPositionBuilderAtEnd(b, head.bb);
     LLVMValueRef go;
-    if (uns) go = LLVMBuildICmp(b, LLVMIntULT, iv, ub, "");
+    if (narrow) go = LLVMBuildICmp(b, LLVMIntULT, count, trips, "");
+    else if (uns) go = LLVMBuildICmp(b, LLVMIntULT, iv, ub, "");
     else {
         LLVMValueRef pos = LLVMBuildICmp(b, LLVMIntSGT, step, LLVMConstInt(C->i64, 0, 0), "");
         /* one instruction per statement: argument order is unspecified (F7) */
@@ -139,17 +171,24 @@ static void lower_for(cg_ctx *C, ir_inst *in) {
 
     LLVMPositionBuilderAtEnd(b, body_bb);
     cg_val ivx = cg_new_val(C, 1, NULL);
-    ivx.v[0] = dtype_bits(it) < 64 ? LLVMBuildTrunc(b, iv, cg_type(C, it), "") : iv;
+    ivx.v[0] = narrow ? iv : dtype_bits(it) < 64 ? LLVMBuildTrunc(b, iv, cg_type(C, it), "") : iv;
     cg_set(C, ivv, ivx);
     bind(C, carried, nc, &head);
-    cg_pipe_top(C, in, iv);
+    /* the pipeline's own arithmetic is in i64; inside the loop iv's value
+     * fits its type, so the extension is exact */
+    LLVMValueRef iv64 = !narrow ? iv : uns ? LLVMBuildZExt(b, iv, C->i64, "") : LLVMBuildSExt(b, iv, C->i64, "");
+    cg_pipe_top(C, in, iv64, count, trips);
     run_region(C, body, &latch, &latch, &exit);
 
     LLVMPositionBuilderAtEnd(b, latch.bb);
-    LLVMValueRef next = LLVMBuildAdd(b, iv, step, "");
     for (int k = 0; k < nc; k++)
         for (int i = 0; i < latch.phis[k].n; i++) LLVMAddIncoming(head.phis[k].v[i], &latch.phis[k].v[i], &latch.bb, 1);
+    LLVMValueRef next = LLVMBuildAdd(b, iv, narrow ? step32 : step, ""); /* narrow: may wrap after the last */
     LLVMAddIncoming(iv, &next, &latch.bb, 1);
+    if (narrow) {
+        LLVMValueRef cn = LLVMBuildAdd(b, count, cg_const_i32(C, 1), "");
+        LLVMAddIncoming(count, &cn, &latch.bb, 1);
+    }
     LLVMBuildBr(b, head.bb);
 
     LLVMPositionBuilderAtEnd(b, exit.bb);

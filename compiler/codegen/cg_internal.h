@@ -276,7 +276,9 @@ bool cg_dot_staged(cg_ctx *C, ir_value *v);
  * iterations' copies; top: at the start of the body, after the induction
  * variable is bound (iv: i64); end: in the exit block. */
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step);
-void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv);
+/* iv: the i64 induction variable; count, trips: the i32 iteration number
+ * and trip count of a loop lowered in 32 bits (cg_control.c), else NULL */
+void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, LLVMValueRef trips);
 void cg_pipe_end(cg_ctx *C, ir_inst *loop);
 /* after the loop's results are bound: complete wgmma groups left in flight */
 void cg_pipe_results(cg_ctx *C, ir_inst *loop);

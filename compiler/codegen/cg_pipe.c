@@ -230,7 +230,10 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
     for (int i = from * vec; i < li.nregs && i < to * vec; i += vec) {
         LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - cv);
         LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, cv));
-        LLVMValueRef on = go, src;
+        /* go guards the instruction, the mask zero-fills: folded into
+         * every mask, ptxas recomputed go's compare for each copy (two
+         * more SASS instructions per cp.async) */
+        LLVMValueRef on = LLVMConstInt(LLVMInt1TypeInContext(C->llc), 1, 0), src;
         if (desc) {
             LLVMValueRef eoff = zero64;
             for (int d = 0; d < 2; d++) {
@@ -245,7 +248,7 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
             src = pv.v[pv.n == li.nregs ? i : 0];
         }
         LLVMValueRef size = LLVMBuildZExt(b, on, C->i32, "");
-        LLVMValueRef own = LLVMBuildZExt(b, cg_reg_canonical(C, &li, i), C->i32, "");
+        LLVMValueRef own = LLVMBuildZExt(b, LLVMBuildAnd(b, cg_reg_canonical(C, &li, i), go, ""), C->i32, "");
         LLVMValueRef args[4] = {tile_addr32(C, &t, off), src, size, own};
         cg_inline_asm(C, C->vd, text, "r,l,r,r,~{memory}", args, 4, true);
     }
@@ -782,7 +785,7 @@ static void carry_pending(cg_ctx *C, ir_inst *loop) {
     }
 }
 
-void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
+void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, LLVMValueRef trips) {
     if (!loop_has(C, loop) || C->failed) return;
     carry_pending(C, loop);
     LLVMBuilderRef b = C->b;
@@ -790,14 +793,23 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop), P = prefetch(C, loop);
     if (!nr) return;
     struct cg_tile *t0 = tile_of(C, rings[0]->results[0]), *tm = loop_tma(C, rings, nr);
-    LLVMValueRef it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
-    LLVMValueRef slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    LLVMValueRef it, slot;
+    /* a loop lowered in 32 bits counts its iterations: no division, and
+     * the slot a 32-bit remainder (matmul: 15 SASS instructions of 64-bit
+     * division per iteration before) */
+    if (count) {
+        it = LLVMBuildZExt(b, count, C->i64, "");
+        slot = LLVMBuildURem(b, count, cg_const_i32(C, S), "");
+    } else {
+        it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
+        slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
+    }
     /* a 32-bit induction variable and a constant positive step: the
      * iteration number in 32-bit unsigned arithmetic (iv >= lb, so iv - lb
      * is exact modulo 2^32), a shift and a 32-bit remainder instead of
-     * 64-bit division (matmul: 15 SASS instructions per iteration) */
+     * 64-bit division */
     blk_dtype ivt = (blk_dtype)loop->regions[0]->args.data[0]->type.dtype;
-    if (dtype_bits(ivt) <= 32 && LLVMIsAConstantInt(t0->step) && LLVMConstIntGetSExtValue(t0->step) > 0 &&
+    if (!count && dtype_bits(ivt) <= 32 && LLVMIsAConstantInt(t0->step) && LLVMConstIntGetSExtValue(t0->step) > 0 &&
         LLVMConstIntGetSExtValue(t0->step) <= INT_MAX) {
         LLVMValueRef iv32 = LLVMBuildTrunc(b, iv, C->i32, ""); /* one emission per statement (F7) */
         LLVMValueRef lb32 = LLVMBuildTrunc(b, t0->lb, C->i32, "");
@@ -809,7 +821,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
         /* lane 0 of each warp releases iteration it - L, whose wgmma groups
          * are complete (cg_ws.c), then every thread waits for its tiles */
         int L = loop_in_flight(C, loop) ? 2 : 1;
-        LLVMValueRef it32 = LLVMBuildTrunc(b, it, C->i32, "");
+        LLVMValueRef it32 = count ? count : LLVMBuildTrunc(b, it, C->i32, "");
         /* g: this iteration's place in the producer's sequence (in a tile
          * loop, the iterations of earlier tiles come first) */
         LLVMValueRef g = C->ws_count ? LLVMBuildAdd(b, LLVMBuildLoad2(b, C->i32, C->ws_count, ""), it32, "") : it32;
@@ -851,7 +863,9 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv) {
     }
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->slot = slot;
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, LLVMBuildMul(b, t0->step, LLVMConstInt(C->i64, (unsigned long long)P, 0), ""), "");
-    LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
+    /* iteration it + P exists: in 32 bits, trips - count (>= 1 here) > P */
+    LLVMValueRef go = count ? LLVMBuildICmp(b, LLVMIntUGT, LLVMBuildSub(b, trips, count, ""), cg_const_i32(C, P), "")
+                            : LLVMBuildICmp(b, LLVMIntSLT, ivn, t0->ub, "");
     LLVMValueRef pslot = LLVMBuildURem(b, LLVMBuildAdd(b, slot, cg_const_i32(C, P), ""), cg_const_i32(C, S), "");
     cg_mma_pf *pf = C->mma_pf && C->mma_pf->loop == loop ? C->mma_pf : NULL;
     if (pf && !getenv("BLK_NO_COPY_SPREAD")) { /* issued by the dot: cg_pipe_spread */
