@@ -184,7 +184,8 @@ static void async_wait(cg_ctx *C, int n) {
 }
 
 /* The copies of RING load `ld` for the iteration with induction variable
- * iv64 into slot `slot` (i32), when `go` (i1: the iteration exists). Each
+ * iv64 into slot `slot` (i32), when `go` (i1: the iteration exists; it
+ * guards each cp.async, the mask only zero-fills). Each
  * register group of the load's access (vectorize: 4, 8 or 16 bytes, one
  * mask bit) is one cp.async; a masked group copies 0 bytes and zero-fills
  * (src-size 0: no global access); replicas copy nothing. A descriptor
@@ -804,10 +805,10 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, 
         it = LLVMBuildSDiv(b, LLVMBuildSub(b, iv, t0->lb, ""), t0->step, "");
         slot = LLVMBuildTrunc(b, LLVMBuildSRem(b, it, LLVMConstInt(C->i64, (unsigned long long)S, 0), ""), C->i32, "");
     }
-    /* a 32-bit induction variable and a constant positive step: the
-     * iteration number in 32-bit unsigned arithmetic (iv >= lb, so iv - lb
-     * is exact modulo 2^32), a shift and a 32-bit remainder instead of
-     * 64-bit division */
+    /* an induction variable narrower than 32 bits (a 32-bit one is counted:
+     * above) and a constant positive step: the iteration number in 32-bit
+     * unsigned arithmetic (iv >= lb, so iv - lb is exact modulo 2^32), a
+     * shift and a 32-bit remainder instead of 64-bit division */
     blk_dtype ivt = (blk_dtype)loop->regions[0]->args.data[0]->type.dtype;
     if (!count && dtype_bits(ivt) <= 32 && LLVMIsAConstantInt(t0->step) && LLVMConstIntGetSExtValue(t0->step) > 0 &&
         LLVMConstIntGetSExtValue(t0->step) <= INT_MAX) {
