@@ -127,7 +127,7 @@ static LLVMValueRef tile_chunk(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LL
     return LLVMBuildAdd(b, off, LLVMBuildMul(b, c, cg_const_i32(C, 16), ""), "");
 }
 
-static LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
+LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off) {
     return LLVMBuildGEP2(C->b, C->i8, t->base, &byte_off, 1, "");
 }
 

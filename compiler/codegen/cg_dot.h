@@ -1,7 +1,8 @@
-/* cg_dot.h — what cg_dot.c (the dot lowerings) and cg_pipe.c (operands
- * resident in shared memory: rings, hoisted tiles, wgmma groups in flight)
+/* cg_dot.h — what cg_dot.c (the dot lowerings), cg_pipe.c (operands
+ * resident in shared memory: rings, hoisted tiles), cg_wg_flight.c (wgmma
+ * groups in flight) and their helpers cg_wgmma.c, cg_stage.c and cg_tma.c
  * share: the stored tile of a dot operand, the wgmma plan of a dot, and
- * the functions each file gives the other. Private to those two files. */
+ * the functions each file gives the others. Private to those files. */
 #ifndef BLK_CG_DOT_H
 #define BLK_CG_DOT_H
 
@@ -36,6 +37,7 @@ void tile_init_wg(sm_tile *t, LLVMValueRef base, int rows, int cols, int e, int 
 int wg_span(int rb);
 LLVMValueRef tile_elem(cg_ctx *C, const sm_tile *t, LLVMValueRef row, LLVMValueRef col); /* byte offset (i32) */
 LLVMValueRef tile_addr32(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);          /* shared-window address */
+LLVMValueRef tile_ptr(cg_ctx *C, const sm_tile *t, LLVMValueRef byte_off);            /* addrspace(3) pointer */
 int stored_bytes(blk_dtype t);
 void store_operand(cg_ctx *C, blk_loc loc, sm_tile *t, cg_val x, ir_type ty, bool tf32);
 /* store_operand's registers [r0, r1) only */
@@ -115,11 +117,23 @@ void lower_wgmma(cg_ctx *C, ir_inst *in, const wg_plan *p, cg_val av, cg_val bv,
  * two slots do (the refill of iteration i's top goes to i-1's slot). An f8
  * dot (its sum added to the accumulator after the wait) is at most WG_USE:
  * a second f8 dot reading it as its accumulator issues before that wait
- * (cg_pipe.c f8_defers). A carried
+ * (cg_wg_flight.c f8_defers). A carried
  * group completes within the next iteration: its value must be read there,
  * and the body's dots are all at its top level, so that the groups
  * committed between a dot and a reader are counted in program order. */
 enum { WG_NOW, WG_KEEP1, WG_CARRY, WG_USE };
+/* cg_wg_flight.c */
 int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot);
+/* whether a dot of the loop keeps its group in flight across iterations
+ * (WG_KEEP1, WG_CARRY): the rings then run a tile less ahead */
+bool cg_wg_in_flight(cg_ctx *C, ir_inst *loop);
+/* before instruction `in`: the wait_group completing the groups it reads */
+void cg_wg_drain_for(cg_ctx *C, ir_inst *in);
+/* the preheader's opaque initial accumulators, and the top of the body's
+ * pending carried groups (cg_pipe_begin, cg_pipe_top) */
+void cg_wg_opaque_inits(cg_ctx *C, ir_inst *loop);
+void cg_wg_carry_pending(cg_ctx *C, ir_inst *loop);
+/* cg_pipe.c: whether the loop keeps rings or hoisted tiles */
+bool cg_pipe_has(cg_ctx *C, ir_inst *loop);
 
 #endif

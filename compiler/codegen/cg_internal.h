@@ -266,6 +266,9 @@ bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
  * parts->vec) wherever they are wanted. */
 void cg_load_prepare(cg_ctx *C, ir_inst *in, cg_load_parts *parts);
 void cg_load_part(cg_ctx *C, cg_load_parts *parts, int r0, int r1);
+/* vec elements of type t at p (any address space), aligned to their size,
+ * unpredicated and without cache hints: as the plain global load */
+void cg_load_vec(cg_ctx *C, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef *out);
 /* cg_stage.c: whether the dot reading load `ld` issues it itself, in chunks
  * between its staging barriers, rather than the load where it is */
 bool cg_dot_stages_load(cg_ctx *C, ir_inst *ld);
@@ -286,6 +289,10 @@ void cg_pipe_results(cg_ctx *C, ir_inst *loop);
  * results it reads; true for a load (or its trans) whose data a ring
  * delivers: nothing to lower. */
 bool cg_pipe_inst(cg_ctx *C, ir_inst *in);
+/* v, a load whose ring is read into registers (pipeliner.h), read again
+ * from this iteration's slot in layout `want` instead of converted: true
+ * and *out when it is one */
+bool cg_pipe_ring_read(cg_ctx *C, ir_value *v, const lay_layout *want, cg_val *out);
 /* cg_dot.c, for cg_tma.c: the dot of loop's body reading v (directly or
  * through trans) and which operand it is; whether a dot takes wgmma. */
 /* whether dot operand o is v or trans(v) */

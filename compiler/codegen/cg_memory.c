@@ -120,6 +120,28 @@ static void unpack_words(cg_ctx *C, blk_dtype t, const mem_words *w, LLVMValueRe
         for (int i = 0; i < vec; i++) out[i] = LLVMBuildICmp(b, LLVMIntNE, out[i], LLVMConstInt(C->i8, 0, 0), "");
 }
 
+void cg_load_vec(cg_ctx *C, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef *out) {
+    LLVMBuilderRef b = C->b;
+    int eb = dtype_bytes(t);
+    mem_words w = words_for(C, t, vec);
+    if (w.packed && w.word_bytes == 4) { /* halves / bytes: as words, unpacked by shifts */
+        LLVMTypeRef lt = w.words == 1 ? w.ty : LLVMVectorType(w.ty, (unsigned)w.words);
+        LLVMValueRef v = LLVMBuildLoad2(b, lt, p, ""), words[4];
+        LLVMSetAlignment(v, (unsigned)(eb * vec));
+        for (int i = 0; i < w.words; i++) words[i] = w.words == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
+        unpack_words(C, t, &w, words, vec, out);
+        return;
+    }
+    LLVMTypeRef mt = cg_mem_type(C, t);
+    LLVMTypeRef lt = vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec);
+    LLVMValueRef v = LLVMBuildLoad2(b, lt, p, "");
+    LLVMSetAlignment(v, (unsigned)(eb * vec));
+    for (int i = 0; i < vec; i++) {
+        LLVMValueRef e = vec == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
+        out[i] = t == DT_BOOL ? LLVMBuildICmp(b, LLVMIntNE, e, LLVMConstInt(C->i8, 0, 0), "") : e;
+    }
+}
+
 static const char *cache_suffix(ir_inst *in) {
     switch (in->eviction) {
     case IR_EVICT_FIRST: return ".L1::evict_first";
@@ -152,28 +174,11 @@ static bool needs_asm(ir_inst *in, bool masked) {
  * other for a single element too (lower_load: dot operands). */
 static void load_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueRef p, LLVMValueRef pred,
                        LLVMValueRef *other, bool tie, LLVMValueRef *out) {
-    LLVMBuilderRef b = C->b;
-    int eb = dtype_bytes(t);
     if (!needs_asm(in, pred != NULL)) {
-        mem_words w = words_for(C, t, vec);
-        if (w.packed && w.word_bytes == 4) { /* halves / bytes: as words, unpacked by shifts */
-            LLVMTypeRef lt = w.words == 1 ? w.ty : LLVMVectorType(w.ty, (unsigned)w.words);
-            LLVMValueRef v = LLVMBuildLoad2(b, lt, p, ""), words[4];
-            LLVMSetAlignment(v, (unsigned)(eb * vec));
-            for (int i = 0; i < w.words; i++) words[i] = w.words == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
-            unpack_words(C, t, &w, words, vec, out);
-            return;
-        }
-        LLVMTypeRef mt = cg_mem_type(C, t);
-        LLVMTypeRef lt = vec == 1 ? mt : LLVMVectorType(mt, (unsigned)vec);
-        LLVMValueRef v = LLVMBuildLoad2(b, lt, p, "");
-        LLVMSetAlignment(v, (unsigned)(eb * vec));
-        for (int i = 0; i < vec; i++) {
-            LLVMValueRef e = vec == 1 ? v : LLVMBuildExtractElement(b, v, cg_const_i32(C, i), "");
-            out[i] = t == DT_BOOL ? LLVMBuildICmp(b, LLVMIntNE, e, LLVMConstInt(C->i8, 0, 0), "") : e;
-        }
+        cg_load_vec(C, t, vec, p, out);
         return;
     }
+    LLVMBuilderRef b = C->b;
     mem_words w = words_for(C, t, vec);
     char text[256], cons[256];
     int pos = 0, cpos = 0;

@@ -248,6 +248,8 @@ cg_val cg_get(cg_ctx *C, ir_value *v, const lay_layout *want) {
         lay_fits(want, v->type.rank, d->operands[0]->type.shape))
         return cg_broadcast_regs(C, d->operands[0], &v->type, want);
     if (d && fuse_remat(C->fuse, v) && lay_fits(want, v->type.rank, v->type.shape)) return remat(C, v, want);
+    cg_val ring;
+    if (d && d->op == IR_LOAD && cg_pipe_ring_read(C, v, want, &ring)) return ring; /* read again, not converted */
     return cg_convert(C, v->def ? v->def->loc : LOC_NONE, x, v->type, want);
 }
 
@@ -384,13 +386,16 @@ void cg_front_meta(blk_strbuf *out, ir_module *m, const tgt_target *t) {
 
 /* Lowers one variant from its plan (optimistic: pipeliner.h); returns the
  * function, or NULL where the plan failed. */
-static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, bool optimistic) {
+static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, const char *entry, unsigned plan_flags) {
     C->f = f;
     C->num_warps = f->num_warps; /* resolved by sema (sema/kernel.c: resolve_launch) */
     /* the variant's analyses, in pipeline order (passes/pipeline.c) */
     kernel_plan plan;
-    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, optimistic, &plan);
-    C->smem_probe = planned && plan.pl->optimistic;
+    bool planned = passes_plan_kernel(C->a, f, spec, C->tgt, plan_flags, &plan);
+    /* an overflow of shared memory is retried (lower_kernel) while the plan
+     * has something to give up: the optimistic rings, rings read into
+     * registers */
+    C->smem_probe = planned && (plan.pl->optimistic || plan.pl->regs);
     C->smem_retry = false;
     C->ax = plan.ax, C->lt = plan.lt, C->fuse = plan.fuse, C->vt = plan.vec, C->pl = plan.pl;
     C->num_values = C->ax ? C->ax->num_values : 0;
@@ -467,15 +472,17 @@ static void lower_kernel(cg_ctx *C, ir_func *f, const ax_spec *spec, const char 
     size_t out0 = C->diag->out.len;
     int errors0 = C->diag->nerrors, warnings0 = C->diag->nwarnings;
     bool failed0 = C->failed;
-    LLVMValueRef fn = lower_variant(C, f, spec, entry, true);
-    for (int attempt = 1; fn && C->smem_retry && attempt <= 2; attempt++) {
+    LLVMValueRef fn = lower_variant(C, f, spec, entry, PL_OPTIMISTIC);
+    for (int attempt = 1; fn && C->smem_retry && attempt <= 3; attempt++) {
         LLVMDeleteFunction(fn);
         C->diag->out.len = out0;
         if (C->diag->out.data) C->diag->out.data[out0] = '\0';
         C->diag->nerrors = errors0, C->diag->nwarnings = warnings0;
         C->failed = failed0;
-        C->ws_flat = attempt == 2; /* a retry from the reserving plan: its producer was nested */
-        fn = lower_variant(C, f, spec, entry, false);
+        C->ws_flat = attempt >= 2; /* a retry from the reserving plan: its producer was nested */
+        /* the last: no rings read into registers, whose memory the body's
+         * scratch needed */
+        fn = lower_variant(C, f, spec, entry, attempt == 3 ? PL_NO_REG_RINGS : 0);
     }
     C->ws_flat = false;
     if (fn) meta_line(C, meta, f, entry, spec);

@@ -1,8 +1,8 @@
 /* cg_pipe.c — dot operands resident in shared memory (pipeliner.h): the
  * rings a loop's loads stream through (cp.async, or TMA: cg_tma.c) and the
- * tiles hoisted before it, filled at the loop's begin / top / end hooks;
- * and the wgmma groups left in flight across instructions and iterations
- * (wg_wait). cg_dot.c lowers the dots that read them. */
+ * tiles hoisted before it, filled at the loop's begin / top / end hooks.
+ * cg_dot.c lowers the dots that read them; cg_wg_flight.c keeps their wgmma
+ * groups in flight. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,80 +51,55 @@ bool resident_tile(cg_ctx *C, ir_value *v, sm_tile *out) {
 }
 
 
-static bool reads(const ir_inst *in, const ir_value *v) {
-    for (int k = 0; k < in->num_operands; k++)
-        if (in->operands[k] == v) return true;
-    for (int k = 0; k < in->num_regions; k++)
-        if (cg_uses_in(in->regions[k], v)) return true;
-    return false;
+/* A ring read into registers (pipeliner.h: no dot reads the load), in
+ * layout `want`: each run of up to 16 bytes of a thread's registers along
+ * the tile's contiguous dim from where the copies put it in this
+ * iteration's slot (issue_copies addresses the tile alike; a masked-off
+ * group was zero-filled, which is what the load yields without `other`).
+ * The top of the iteration waited for the slot and met at the barrier, and
+ * the slot is refilled only at the next top, so any reader of the load in
+ * the iteration may read the tile again in its own layout: no conversion
+ * through scratch memory (RoPE's f32 cos/sin rows, read where the bf16
+ * halves of K want them). */
+static cg_val ring_regs(cg_ctx *C, struct cg_tile *rt, ir_value *r, const lay_layout *want) {
+    blk_dtype dt = (blk_dtype)r->type.dtype;
+    int eb = dtype_bytes(dt), c = rt->t.colv;
+    cg_lay_info li;
+    cg_lay_info_get(C, want, 2, r->type.shape, &li);
+    int p = li.f.dims[c], run = li.shape[c] <= li.f.spt[p] ? li.shape[c] : li.f.spt[p], v = 1;
+    while (v * 2 * eb <= 16 && run % (v * 2) == 0 && li.n[c] % (v * 2) == 0) v *= 2;
+    sm_tile t = rt->t;
+    t.base = LLVMBuildGEP2(C->b, C->i8, rt->t.base,
+                           (LLVMValueRef[]){LLVMBuildMul(C->b, rt->slot, cg_const_i32(C, rt->e->bytes), "")}, 1, "");
+    cg_val x = cg_new_val(C, li.nregs, want);
+    for (int i = 0; i < li.nregs && !C->failed; i++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&li, i, k);
+        if (k[c] % v) continue; /* not the first of its run */
+        LLVMValueRef row = cg_reg_coord(C, &li, i, 1 - c);
+        LLVMValueRef off = tile_elem(C, &t, row, cg_reg_coord(C, &li, i, c));
+        LLVMValueRef e[16];
+        cg_load_vec(C, dt, v, tile_ptr(C, &t, off), e);
+        for (int j = 0; j < v; j++, k[c]++) x.v[cg_reg_of(&li, k)] = e[j];
+    }
+    return x;
 }
 
-/* An f8 dot on wgmma whose group waits at its first reader sums its K
- * into fresh registers: it does not read its accumulator operand v before
- * its own wait (the add comes after it: drain_for), so v's group may
- * still run while it issues. v must be in the dot's accumulator layout
- * (no conversion of registers still being written). */
-static bool f8_defers(cg_ctx *C, ir_inst *in, ir_value *v) {
-    ir_inst *loop = in->parent ? in->parent->parent : NULL;
-    blk_dtype t = in->op == IR_DOT ? (blk_dtype)in->operands[0]->type.dtype : DT_F32;
-    if (!(t == DT_F8E4M3 || t == DT_F8E5M2) || in->operands[2] != v || in->operands[0] == v || in->operands[1] == v ||
-        wg_wait(C, loop, in) != WG_USE)
+bool cg_pipe_ring_read(cg_ctx *C, ir_value *v, const lay_layout *want, cg_val *out) {
+    struct cg_tile *rt = tile_of(C, v);
+    if (!rt || rt->e->kind != PL_RING || !rt->e->regs || !rt->slot || v->type.rank != 2 ||
+        !lay_fits(want, 2, v->type.shape))
         return false;
-    const lay_layout *lv = cg_lay(C, v), *lr = cg_lay(C, in->results[0]);
-    return lay_eq(lv, lr);
-}
-
-/* One wait_group for the pending group g that `in` reads: it leaves the
- * groups committed after g running, and completes every group up to g
- * (they finish in order), so all of those values are rebound to the
- * wait's tied outputs — an f8 dot's as its accumulator operand plus them,
- * in commit order (a chain of f8 dots adds each sum to its predecessor's
- * result). */
-static void drain_for(cg_ctx *C, ir_inst *in) {
-    int g = INT_MIN;
-    for (int q = 0; q < C->num_wg_pending; q++)
-        if (reads(in, C->wg_pending[q].v) && !f8_defers(C, in, C->wg_pending[q].v) && C->wg_pending[q].group > g)
-            g = C->wg_pending[q].group;
-    if (g == INT_MIN) return;
-    int n = 0, keep = 0;
-    cg_val vals[8];
-    for (int q = 0; q < C->num_wg_pending; q++) {
-        if (C->wg_pending[q].group > g) {
-            C->wg_pending[keep++] = C->wg_pending[q];
-            continue;
-        }
-        ir_value *v = C->wg_pending[q].v;
-        vals[n++] = cg_get(C, v, cg_lay(C, v));
-    }
-    int nt = 0;
-    for (int q = 0; q < n; q++) nt += vals[q].n;
-    LLVMValueRef *tied = ARENA_ARRAY(C->a, LLVMValueRef, nt > 0 ? nt : 1);
-    if (!tied) { C->failed = true; return; }
-    for (int q = 0, at = 0; q < n; at += vals[q].n, q++)
-        for (int r = 0; r < vals[q].n; r++) tied[at + r] = vals[q].v[r];
-    char text[48];
-    snprintf(text, sizeof text, "wgmma.wait_group.sync.aligned %d;", C->wg_commits - g - 1);
-    wg_pass(C, text, tied, nt);
-    for (int q = 0, j = 0, at = 0; q < C->num_wg_pending; q++) {
-        if (C->wg_pending[q].group > g) continue;
-        cg_val w = cg_new_val(C, vals[j].n, vals[j].lay);
-        for (int r = 0; r < w.n; r++) w.v[r] = tied[at + r];
-        at += w.n;
-        if (C->wg_pending[q].base) {
-            cg_val bv = cg_get(C, C->wg_pending[q].base, w.lay);
-            for (int r = 0; r < w.n && r < bv.n; r++) w.v[r] = LLVMBuildFAdd(C->b, bv.v[r], w.v[r], "");
-        }
-        cg_set(C, C->wg_pending[q].v, w);
-        j++;
-    }
-    C->num_wg_pending = keep;
+    *out = ring_regs(C, rt, v, want);
+    return true;
 }
 
 bool cg_pipe_inst(cg_ctx *C, ir_inst *in) {
-    if (C->num_wg_pending) drain_for(C, in);
+    if (C->num_wg_pending) cg_wg_drain_for(C, in);
     if (in->op == IR_LOAD || in->op == IR_DESC_LOAD) {
         struct cg_tile *t = tile_of(C, in->results[0]);
         const cg_tma *m = cg_tma_of(C, in);
+        if (t && t->e->kind == PL_RING && t->e->regs) cg_set(C, in->results[0], ring_regs(C, t, in->results[0], cg_lay(C, in->results[0])));
         return (t && t->e->kind == PL_RING) || (m && m->hoist); /* the producer issues a hoisted tile's box */
     }
     if (in->op == IR_PERMUTE) {
@@ -255,7 +230,7 @@ static void issue_copies(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *
     }
 }
 
-static bool loop_has(cg_ctx *C, ir_inst *loop) {
+bool cg_pipe_has(cg_ctx *C, ir_inst *loop) {
     if (!C->pl) return false;
     for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
         if (C->pl->e[i].kind != PL_NONE && C->pl->e[i].loop == loop) return true;
@@ -279,89 +254,9 @@ int cg_uses_in(const ir_region *r, const ir_value *v) {
 }
 
 
-/* The yield slot carrying dot's result when that is its only use. */
-static int yield_slot(ir_inst *loop, ir_inst *dot) {
-    ir_region *body = loop->regions[0];
-    ir_inst *y = body->last;
-    if (dot->parent != body || !y || y->op != IR_YIELD || cg_uses_in(body, dot->results[0]) != 1) return -1;
-    for (int k = 0; k < y->num_operands && 1 + k < body->args.len; k++)
-        if (y->operands[k] == dot->results[0]) return k;
-    return -1;
-}
-
-/* every dot of the body at its top level, and few enough to track
- * (cg_ctx.wg_pending) */
-static bool dots_flat(const ir_region *body) {
-    int n = 0;
-    for (const ir_inst *i = body->first; i; i = i->next) {
-        n += i->op == IR_DOT;
-        for (int k = 0; k < i->num_regions; k++)
-            if (ir_region_has(i->regions[k], IR_DOT)) return false;
-    }
-    return n <= 8;
-}
-
-/* Whether dot's result can stay in flight into the next iteration, read
- * there as the carried `arg`: every reader of arg comes before dot (its
- * registers are then free when dot issues), and a wait_group 0 comes before
- * the first of them — the first reader of a dot read in the body that is
- * the last dot committed before it. The wait that completes the carried
- * group then finds it done: LLVM may copy its registers into the wait's
- * tied operands, and a copy of registers still being written makes ptxas
- * serialize every wgmma of the kernel (C7514). */
-static bool carry_ok(ir_region *body, ir_inst *dot, ir_value *arg) {
-    int before = 0;
-    for (ir_inst *i = body->first; i != dot; i = i->next) before += reads(i, arg);
-    if (!before || before != cg_uses_in(body, arg)) return false;
-    ir_inst *last = NULL; /* the last dot committed so far */
-    bool full = false;
-    for (ir_inst *i = body->first; i != dot; i = i->next) {
-        if (last && reads(i, last->results[0])) full = true;
-        if (reads(i, arg)) return full;
-        if (i->op == IR_DOT) last = i;
-    }
-    return false;
-}
-
-/* cg_dot.h's WG_* for a dot of any type (wg_wait adds f8's rule) */
-static int wait_kind(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
-    wg_plan p;
-    int cv;
-    if (!loop || loop->op != IR_FOR || !C->pl || cg_pipe_stages(C, loop) < 2 || !wg_choose(C, dot, &p)) return WG_NOW;
-    for (int k = p.areg ? 1 : 0; k < 2; k++) {
-        const pl_entry *e = operand_entry(C, dot->operands[k], &cv);
-        if (!e || e->loop != loop) return WG_NOW;
-    }
-    ir_region *body = loop->regions[0];
-    if (dot->parent != body || !dots_flat(body)) return WG_NOW;
-    int k = yield_slot(loop, dot);
-    if (k < 0) return WG_USE;
-    /* a group running into the next iteration needs a third slot (the
-     * copies run S-2 ahead); one completed in its own iteration does not */
-    if (cg_pipe_stages(C, loop) < 3) return WG_USE;
-    ir_value *arg = body->args.data[1 + k];
-    if (!p.areg && dot->operands[2] == arg && cg_uses_in(body, arg) == 1) return WG_KEEP1;
-    return carry_ok(body, dot, arg) ? WG_CARRY : WG_USE;
-}
-
-/* An f8 dot's sum is added to its accumulator after the wait (lower_wgmma,
- * drain_for): its group never runs into the next iteration, but it may
- * wait at its first reader (WG_USE), so that the next f8 dot issues first. */
-int wg_wait(cg_ctx *C, ir_inst *loop, ir_inst *dot) {
-    int w = wait_kind(C, loop, dot);
-    blk_dtype t = (blk_dtype)dot->operands[0]->type.dtype;
-    return (t == DT_F8E4M3 || t == DT_F8E5M2) && (w == WG_KEEP1 || w == WG_CARRY) ? WG_USE : w;
-}
-
-static bool loop_in_flight(cg_ctx *C, ir_inst *loop) {
-    for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
-        if (i->op == IR_DOT && (wg_wait(C, loop, i) == WG_KEEP1 || wg_wait(C, loop, i) == WG_CARRY)) return true;
-    return false;
-}
-
 /* How many tiles ahead the copies run: S - 1, or S - 2 when a wgmma group
  * stays in flight across iterations. */
-static int prefetch(cg_ctx *C, ir_inst *loop) { return cg_pipe_stages(C, loop) - 1 - (loop_in_flight(C, loop) ? 1 : 0); }
+static int prefetch(cg_ctx *C, ir_inst *loop) { return cg_pipe_stages(C, loop) - 1 - (cg_wg_in_flight(C, loop) ? 1 : 0); }
 
 /* the RING loads of the loop, in body order */
 static int loop_rings(cg_ctx *C, ir_inst *loop, ir_inst **out, int max) {
@@ -542,25 +437,6 @@ static struct cg_tile *loop_tma(cg_ctx *C, ir_inst **rings, int nr) {
     return NULL;
 }
 
-/* The initial value of an accumulator whose group stays in flight, made
- * opaque (an empty asm) in the preheader: its registers are then defined
- * once, before the loop's guard, where LLVM would otherwise materialise a
- * zero accumulator separately on the path that skips the loop — registers
- * ptxas sees defined while a wgmma pipeline may be open at the final
- * wait, which makes it serialize every wgmma (C7515). */
-static void opaque_inits(cg_ctx *C, ir_inst *loop) {
-    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
-        int w = i->op == IR_DOT ? wg_wait(C, loop, i) : WG_NOW;
-        if (w != WG_KEEP1 && w != WG_CARRY) continue;
-        ir_value *init = loop->operands[3 + yield_slot(loop, i)];
-        cg_val v = cg_get(C, init, cg_lay(C, loop->regions[0]->args.data[1 + yield_slot(loop, i)]));
-        cg_val x = cg_new_val(C, v.n, v.lay);
-        for (int r = 0; r < v.n; r++) x.v[r] = v.v[r];
-        wg_pass(C, "", x.v, x.n);
-        cg_set(C, init, x);
-    }
-}
-
 /* A ring read by several dots (pipeliner.c, shared_operand_uses) is stored in
  * wgmma's form when any of them takes wgmma: ldmatrix reads either form. */
 static bool read_by_wgmma(cg_ctx *C, ir_inst *loop, ir_value *v, wg_plan *wp) {
@@ -600,7 +476,7 @@ static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef u
             bool wg = dot && read_by_wgmma(C, loop, v, &wp);
             LLVMValueRef base = cg_smem_reserve(C, loop->loc, (int64_t)e->stages * e->bytes, wg ? 1024 : 128);
             int rows = v->type.shape[1 - e->colv], cols = v->type.shape[e->colv];
-            int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : stored_bytes(dt);
+            int eb = dot ? pl_dot_elem_bytes(C->lt, dot) : e->regs ? dtype_bytes(dt) : stored_bytes(dt);
             if (wg) tile_init_wg(&rt->t, base, rows, cols, eb, e->colv, role == 0 ? cg_dot_a_perm(C, dot) : 0);
             else tile_init(&rt->t, base, rows, cols, eb, e->colv);
             rt->e = e;
@@ -613,6 +489,9 @@ static bool make_tiles(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef u
                 if (wg) fence_async_smem(C); /* generic-proxy stores, read by wgmma's async proxy */
                 hoisted = true;
             }
+            if (e->regs && (C->remarks & CG_REMARKS))
+                diag_remark(C->diag, in->loc, "load in %s: prefetched through a ring of %d slots (cp.async), read into registers",
+                            C->entry ? C->entry : C->f->name, e->stages);
             rt->live = true;
             C->tiles[v->id] = rt;
         }
@@ -703,7 +582,7 @@ LLVMValueRef cg_pipe_mma_next(cg_ctx *C, ir_inst *loop) {
 
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
     if (loop == C->ws_outer && !C->failed) outer_begin(C, loop);
-    if (!loop_has(C, loop) || C->failed) return;
+    if (!cg_pipe_has(C, loop) || C->failed) return;
     LLVMBuilderRef b = C->b;
     bool ws = loop == C->ws_loop, nested = ws && C->ws_outer;
     ir_inst *rings[16];
@@ -748,7 +627,7 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         fence_async_smem(C);
         cg_barrier(C);
     }
-    if (ws) opaque_inits(C, loop);
+    if (ws) cg_wg_opaque_inits(C, loop);
     for (int j = 0; j < P && nr && !ws; j++) {
         LLVMValueRef ivj = LLVMBuildAdd(b, lb, LLVMBuildMul(b, step, LLVMConstInt(C->i64, (unsigned long long)j, 0), ""), "");
         LLVMValueRef go = LLVMBuildICmp(b, LLVMIntSLT, ivj, ub, "");
@@ -764,31 +643,9 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     }
 }
 
-/* The carried results of WG_CARRY dots are in flight at the top of the
- * body: the last iteration committed them, then the groups of the dots
- * after them in the body. Group indices are set so that a reader's wait
- * counts those groups and the ones this iteration commits before it. */
-static void carry_pending(cg_ctx *C, ir_inst *loop) {
-    ir_region *body = loop->regions[0];
-    int total = 0, pos = 0;
-    wg_plan p;
-    C->num_wg_pending = 0;
-    for (ir_inst *i = body->first; i; i = i->next) total += i->op == IR_DOT && wg_choose(C, i, &p);
-    for (ir_inst *i = body->first; i; i = i->next) {
-        if (i->op != IR_DOT || !wg_choose(C, i, &p)) continue;
-        if (wg_wait(C, loop, i) == WG_CARRY) {
-            C->wg_pending[C->num_wg_pending].v = body->args.data[1 + yield_slot(loop, i)];
-            C->wg_pending[C->num_wg_pending].base = NULL;
-            C->wg_pending[C->num_wg_pending].group = C->wg_commits - total + pos;
-            C->num_wg_pending++;
-        }
-        pos++;
-    }
-}
-
 void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, LLVMValueRef trips) {
-    if (!loop_has(C, loop) || C->failed) return;
-    carry_pending(C, loop);
+    if (!cg_pipe_has(C, loop) || C->failed) return;
+    cg_wg_carry_pending(C, loop);
     LLVMBuilderRef b = C->b;
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop), P = prefetch(C, loop);
@@ -821,7 +678,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, 
     if (loop == C->ws_loop) {
         /* lane 0 of each warp releases iteration it - L, whose wgmma groups
          * are complete (cg_ws.c), then every thread waits for its tiles */
-        int L = loop_in_flight(C, loop) ? 2 : 1;
+        int L = cg_wg_in_flight(C, loop) ? 2 : 1;
         LLVMValueRef it32 = count ? count : LLVMBuildTrunc(b, it, C->i32, "");
         /* g: this iteration's place in the producer's sequence (in a tile
          * loop, the iterations of earlier tiles come first) */
@@ -881,7 +738,7 @@ void cg_pipe_top(cg_ctx *C, ir_inst *loop, LLVMValueRef iv, LLVMValueRef count, 
  * first), then count the tile's iterations. */
 static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
     LLVMBuilderRef b = C->b;
-    int S = cg_pipe_stages(C, loop), L = loop_in_flight(C, loop) ? 2 : 1;
+    int S = cg_pipe_stages(C, loop), L = cg_wg_in_flight(C, loop) ? 2 : 1;
     LLVMValueRef span = LLVMBuildSub(b, LLVMBuildAdd(b, t0->ub, LLVMBuildSub(b, t0->step, LLVMConstInt(C->i64, 1, 0), ""), ""),
                                      t0->lb, "");
     LLVMValueRef n64 = LLVMBuildSDiv(b, span, t0->step, "");
@@ -909,7 +766,7 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
         return;
     }
     if (C->mma_pf && C->mma_pf->loop == loop) C->mma_pf = NULL;
-    if (!loop_has(C, loop) || C->failed) return;
+    if (!cg_pipe_has(C, loop) || C->failed) return;
     C->num_wg_pending = 0; /* the body's readers are lowered; cg_pipe_results completes the rest */
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16);
@@ -936,19 +793,3 @@ void cg_pipe_end(cg_ctx *C, ir_inst *loop) {
     cg_barrier(C);
     release_tiles(C, loop);
 }
-
-
-void cg_pipe_results(cg_ctx *C, ir_inst *loop) {
-    if (C->failed || !C->pl || !loop_has(C, loop) || !loop_in_flight(C, loop)) return;
-    /* the last groups of the in-flight dots complete before their
-     * accumulators leave the loop: wait_group 0 takes them as tied operands */
-    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
-        if (i->op != IR_DOT || (wg_wait(C, loop, i) != WG_KEEP1 && wg_wait(C, loop, i) != WG_CARRY)) continue;
-        ir_value *r = loop->results[yield_slot(loop, i)];
-        cg_val v = cg_get(C, r, cg_lay(C, r)), w = cg_new_val(C, v.n, v.lay);
-        for (int k = 0; k < v.n; k++) w.v[k] = v.v[k];
-        wg_pass(C, "wgmma.wait_group.sync.aligned 0;", w.v, w.n);
-        cg_set(C, r, w);
-    }
-}
-

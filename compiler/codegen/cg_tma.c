@@ -562,7 +562,10 @@ void cg_tma_plan_stores(cg_ctx *C) {
     for (ir_inst *i = first; i; i = i->next) {
         if (i->op != IR_STORE) continue;
         const char *why = consider_store(C, i, &staged, once);
-        if (why && C->remarks)
+        /* a store written `tma = false` got what it asked for: -R says so,
+         * -Rpass-missed (what missed a faster path) does not */
+        bool asked = why && (i->flags & IRF_NO_TMA);
+        if (why && (asked ? C->remarks & CG_REMARKS : C->remarks))
             diag_remark(C->diag, i->loc, "store in %s: from registers, not TMA: %s", C->entry ? C->entry : C->f->name,
                         why);
     }

@@ -27,7 +27,7 @@
  *              before the consumers' last wait.
  *   consumers: per iteration, lane 0 of each warp releases iteration
  *              i - L (L = 1, or 2 when a wgmma group stays in flight into
- *              the next iteration: cg_pipe.c's wg_wait) on its empty
+ *              the next iteration: cg_wg_flight.c's wg_wait) on its empty
  *              barrier (count num_warps), then every thread waits on
  *              full[s]. No bar.sync per iteration remains.
  *

@@ -151,7 +151,7 @@ void fuse_dump_module(blk_strbuf *out, ir_module *m) {
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
         kernel_plan p;
-        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), true, &p)) continue;
+        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), PL_OPTIMISTIC, &p)) continue;
         sb_printf(out, "// fuse @%s (pointer and integer arguments divisible by 16)\n", f->name);
         dump_ctx D = {out, &p, m->arena, 0, 0, 0};
         dump_region(&D, f->body);

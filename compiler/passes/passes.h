@@ -37,10 +37,10 @@ typedef struct {
     pl_table *pl;
 } kernel_plan;
 
-/* false only when the arena is exhausted. `optimistic`: the pipeliner's
- * optimistic plan (pipeliner.h), the one codegen tries first and the dumps
- * print. */
-bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, bool optimistic, kernel_plan *out);
+/* false only when the arena is exhausted. flags: the pipeliner's
+ * PL_OPTIMISTIC (the plan codegen tries first and the dumps print) and
+ * PL_NO_REG_RINGS (pipeliner.h). */
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, unsigned flags, kernel_plan *out);
 /* The d16 assumption for every pointer and integer parameter of f but the
  * @do_not_specialize ones (ax_d16_spec; what the --emit=ir-after dumps of
  * the analyses show). */

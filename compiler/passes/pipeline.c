@@ -81,7 +81,7 @@ int passes_run(ir_module *m, const pass_opts *o) {
     return 0;
 }
 
-bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, bool optimistic, kernel_plan *out) {
+bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, unsigned flags, kernel_plan *out) {
     *out = (kernel_plan){0};
     int max_vec_bytes = tgt->max_vec_bytes;
     out->ax = ax_analyze(a, f, spec);
@@ -90,8 +90,8 @@ bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt
     out->vec = out->fuse ? vec_analyze(a, f, out->ax, out->lt, max_vec_bytes) : NULL;
     /* optimistic only with wgmma (pipeliner.h: where it pays and costs no
      * second program per multiprocessor) */
-    out->pl = out->vec ? pl_analyze(a, f, out->lt, out->vec, tgt->smem_optin_max, optimistic && tgt_has(tgt, TGT_CAP_WGMMA))
-                       : NULL;
+    if (!tgt_has(tgt, TGT_CAP_WGMMA)) flags &= ~(unsigned)PL_OPTIMISTIC;
+    out->pl = out->vec ? pl_analyze(a, f, out->lt, out->vec, tgt->smem_optin_max, flags) : NULL;
     return out->pl != NULL;
 }
 
@@ -115,12 +115,12 @@ static bool same_plan(const kernel_plan *x, const kernel_plan *y) {
 int passes_prune_spec(blk_arena *a, ir_func *f, ax_spec *spec, const tgt_target *tgt) {
     int np = f->body->args.len, kept = 0;
     kernel_plan full, without;
-    if (!passes_plan_kernel(a, f, spec, tgt, true, &full)) return -1;
+    if (!passes_plan_kernel(a, f, spec, tgt, PL_OPTIMISTIC, &full)) return -1;
     for (int k = 0; k < np; k++) {
         if (spec[k] == AX_SPEC_NONE) continue;
         ax_spec was = spec[k];
         spec[k] = AX_SPEC_NONE;
-        if (!passes_plan_kernel(a, f, spec, tgt, true, &without)) return -1;
+        if (!passes_plan_kernel(a, f, spec, tgt, PL_OPTIMISTIC, &without)) return -1;
         if (!same_plan(&full, &without)) spec[k] = was, kept++;
     }
     return kept;

@@ -64,6 +64,7 @@ typedef struct {
     int smem_budget;
     uint8_t *memo; /* chain check per value id: 0 unknown, 1 ok, 2 not */
     bool optimistic; /* no scratch reservation (pipeliner.h) */
+    bool regs;       /* rings read into registers allowed */
 } pl_ctx;
 
 /* Is inst i inside region r (at any depth)? */
@@ -197,7 +198,7 @@ static void consider_desc(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, cons
         return;
     }
     P->t->e[src->id] = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(lt, d, src->type.shape[0], src->type.shape[1]), fast,
-                                  role};
+                                  role, false};
 }
 
 /* operand `role` of dot d in loop: RING or HOIST when it qualifies */
@@ -245,7 +246,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
             return;
         }
         *e = (pl_entry){PL_RING, loop, stages, pl_tile_bytes(lt, d, src->type.shape[0], src->type.shape[1]),
-                        fl.reg_order[0], trans ? 1 - role : role};
+                        fl.reg_order[0], trans ? 1 - role : role, false};
         return;
     }
     if (src->def && src->def->op == IR_DESC_LOAD && src->def->parent == loop->regions[0]) {
@@ -271,7 +272,7 @@ static void consider(pl_ctx *P, ir_inst *loop, int stages, ir_inst *d, int role,
         return;
     }
     *e = (pl_entry){PL_HOIST, loop, 1, pl_tile_bytes(lt, d, v->type.shape[0], v->type.shape[1]),
-                    pl_stored_colv(lay_get(lt, v), t, kdim), role};
+                    pl_stored_colv(lay_get(lt, v), t, kdim), role, false};
 }
 
 static int loop_bytes(pl_ctx *P, ir_inst *loop) {
@@ -283,6 +284,39 @@ static int loop_bytes(pl_ctx *P, ir_inst *loop) {
 
 static bool is_entry(pl_ctx *P, const ir_value *v) {
     return v && v->id >= 0 && v->id < P->t->num_values && P->t->e[v->id].kind != PL_NONE;
+}
+
+/* Does a dot of the loop's body read v (directly or through a trans)? */
+static bool read_by_loop_dot(const ir_inst *loop, const ir_value *v) {
+    for (const ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        if (i->op != IR_DOT) continue;
+        for (int k = 0; k < 2; k++) {
+            const ir_value *o = i->operands[k];
+            if (o == v || (o->def && o->def->op == IR_PERMUTE && o->def->operands[0] == v)) return true;
+        }
+    }
+    return false;
+}
+
+/* A load of the loop's body that no dot reads as it is: a ring read into
+ * registers (pipeliner.h) when it qualifies as a dot operand's ring does.
+ * Its tile is stored in the load's element size with its groups' dim
+ * contiguous, rows of whole 16-byte chunks (the swizzle's unit). */
+static void consider_regs(pl_ctx *P, ir_inst *loop, int stages, ir_inst *ld) {
+    ir_value *v = ld->results[0];
+    if (ld->op != IR_LOAD || v->type.rank != 2 || is_entry(P, v) || read_by_loop_dot(loop, v)) return;
+    const vec_access *acc = vec_get(P->vt, ld);
+    int eb = dtype_bytes((blk_dtype)v->type.dtype);
+    if (stages < 2 || !counts_up(loop) || (ld->flags & IRF_VOLATILE) || eb > 4) return;
+    if (ld->num_operands > 2 && !is_zero(ld->operands[2])) return;
+    if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16)) return;
+    if (!chain_ok(P, ld->operands[0], loop) || (ld->num_operands > 1 && !chain_ok(P, ld->operands[1], loop))) return;
+    if (ir_region_has(loop->regions[0], IR_BREAK) || ir_region_has(loop->regions[0], IR_RETURN)) return;
+    lay_flat fl;
+    lay_flatten(acc->lay, &fl);
+    int colv = fl.reg_order[0];
+    if ((v->type.shape[colv] * eb) % 16) return;
+    P->t->e[v->id] = (pl_entry){PL_RING, loop, stages, (int)(v->type.shape[0] * v->type.shape[1]) * eb, colv, -1, true};
 }
 
 static void mark_operands(ir_region *body, ir_inst *in, bool *mark, int n) {
@@ -353,14 +387,19 @@ static void visit(pl_ctx *P, ir_region *r, const lay_table *lt) {
         for (int k = 0; k < in->num_regions; k++) visit(P, in->regions[k], lt);
         if (in->op != IR_FOR) continue;
         int stages = in->ival2 > 0 ? (int)in->ival2 : P->f->num_stages;
+        bool dots = false;
         for (ir_inst *d = in->regions[0]->first; d; d = d->next)
-            if (d->op == IR_DOT && d->operands[0]->type.rank == 2)
+            if (d->op == IR_DOT && d->operands[0]->type.rank == 2) {
+                dots = true;
                 for (int role = 0; role < 2; role++) consider(P, in, stages, d, role, lt);
+            }
+        for (ir_inst *ld = in->regions[0]->first; dots && P->regs && ld; ld = ld->next)
+            if (ld->op == IR_LOAD) consider_regs(P, in, stages, ld);
         fit(P, in);
     }
 }
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, bool optimistic) {
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, unsigned flags) {
     pl_table *t = ARENA_NEW(a, pl_table);
     if (!t) return NULL;
     int n = 0;
@@ -368,9 +407,11 @@ pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_ta
     t->num_values = n;
     t->e = ARENA_ARRAY(a, pl_entry, n + 1);
     t->why = ARENA_ARRAY(a, const char *, n + 1);
-    pl_ctx P = {a, f, vt, t, uses, smem_budget, ARENA_ARRAY(a, uint8_t, n + 1), optimistic};
+    pl_ctx P = {a, f, vt, t, uses, smem_budget, ARENA_ARRAY(a, uint8_t, n + 1), (flags & PL_OPTIMISTIC) != 0,
+                (flags & PL_NO_REG_RINGS) == 0};
     if (!uses || !t->e || !t->why || !P.memo) return NULL;
     visit(&P, f->body, lt);
+    for (int i = 0; i < n; i++) t->regs |= t->e[i].kind == PL_RING && t->e[i].regs;
     return t;
 }
 
@@ -380,6 +421,12 @@ static void dump_region(blk_strbuf *out, const pl_table *t, ir_region *r) {
     for (ir_inst *in = r->first; in; in = in->next) {
         for (int k = 0; k < in->num_regions; k++) dump_region(out, t, in->regions[k]);
         if (in->op != IR_FOR) continue;
+        for (ir_inst *ld = in->regions[0]->first; ld; ld = ld->next) {
+            const pl_entry *e = ld->op == IR_LOAD ? pl_get(t, ld->results[0]) : NULL;
+            if (e && e->regs)
+                sb_printf(out, "// load %%%d: ring of %d x %d bytes, cp.async, read into registers (dim %d contiguous)\n",
+                          ld->results[0]->id, e->stages, e->bytes, e->colv);
+        }
         for (ir_inst *d = in->regions[0]->first; d; d = d->next) {
             if (d->op != IR_DOT) continue;
             for (int role = 0; role < 2; role++) {
@@ -409,7 +456,7 @@ void pl_dump_module(blk_strbuf *out, ir_module *m) {
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
         kernel_plan p;
-        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), true, &p) || !p.pl) continue;
+        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), PL_OPTIMISTIC, &p) || !p.pl) continue;
         sb_printf(out, "// pipeliner @%s (pointer and integer arguments divisible by 16; %d KB of shared memory, %s)\n",
                   f->name, tgt_default()->smem_optin_max / 1024, tgt_default()->arch);
         dump_region(out, p.pl, f->body);

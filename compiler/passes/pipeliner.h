@@ -24,7 +24,16 @@
  *   HOIST  a value defined before the loop (attention's q): stored into its
  *          swizzled tile once, before the loop, instead of every iteration;
  *
- * and any other operand goes through the per-dot staging of cg_dot.c. The
+ * and any other operand goes through the per-dot staging of cg_dot.c. A
+ * loop with a dot also streams its other 2-d loads through rings when
+ * they qualify as a RING load does (address and mask from the induction
+ * variable, `other` absent or zero, 4-, 8- or 16-byte groups) but no dot
+ * reads them as they are: data turned in registers before a dot reads it
+ * (RoPE's rotated K, a dequantized weight, a feature map) or not read by
+ * one at all. Such a ring (`regs`) is copied S-1 iterations ahead like
+ * the others, and each thread reads its groups back from the slot into
+ * the load's own layout where the load stood: the global latency hides
+ * behind the earlier iterations instead of being waited for in place. The
  * decision is an analysis over the IR of one variant, like fuse and
  * vectorize, so the interpreter and every other pass see the same IR;
  * `--emit=ir-after=pipeliner` prints it (docs/codegen.md, "Tensor cores").
@@ -69,6 +78,7 @@ typedef struct {
     int bytes;         /* one slot (RING) or the tile (HOIST) */
     int colv;          /* the value dim stored contiguous (of the load / the hoisted value) */
     int role;          /* HOIST: the dot operand it is (0 = a, 1 = b) */
+    bool regs;         /* RING: read into registers (no dot reads the load) */
 } pl_entry;
 
 typedef struct {
@@ -76,11 +86,16 @@ typedef struct {
     pl_entry *e;       /* by value id: a RING load's result or a HOIST value */
     const char **why;  /* by value id of a dot operand left alone: the reason (for the dump) */
     bool optimistic;   /* some loop's rings took memory the reservation would have kept */
+    bool regs;         /* some loop keeps a ring read into registers */
 } pl_table;
 
 enum { PL_SCRATCH_RESERVE = 48 * 1024 };
 
-pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, bool optimistic);
+/* How to plan (passes_plan_kernel's `flags`): PL_OPTIMISTIC the optimistic
+ * plan above; PL_NO_REG_RINGS no rings read into registers — codegen's last
+ * retry when a body's scratch did not fit beside them (cg_module.c). */
+enum { PL_OPTIMISTIC = 1, PL_NO_REG_RINGS = 2 };
+pl_table *pl_analyze(blk_arena *a, ir_func *f, const lay_table *lt, const vec_table *vt, int smem_budget, unsigned flags);
 const pl_entry *pl_get(const pl_table *t, const ir_value *v);
 /* How cg_dot.c stores a dot operand in shared memory — one definition for
  * the plan and the lowering: bytes per element (f8 as f16, f32 as 4, i8 as

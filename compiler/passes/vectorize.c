@@ -200,7 +200,7 @@ void vec_dump_module(blk_strbuf *out, ir_module *m) {
     for (ir_func *f = m->first; f; f = f->next) {
         if (!f->is_kernel) continue;
         kernel_plan p;
-        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), true, &p)) continue;
+        if (!passes_plan_kernel(m->arena, f, passes_d16_spec(m->arena, f), tgt_default(), PL_OPTIMISTIC, &p)) continue;
         sb_printf(out, "// vectorize @%s (pointer and integer arguments divisible by 16)\n", f->name);
         for (ir_inst *i = f->body->first; i; i = i->next) dump_inst(out, p.vec, i);
     }

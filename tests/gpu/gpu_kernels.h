@@ -89,6 +89,12 @@ static const gk_kernel gk_table[] = {
      TOL_BF16},
     {"../tests/gpu/dot.blk", "mm_down", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
      {"", "BM=128 BN=256 BK=64 num_warps=8"}, {"m=64 n=128 k=256", "m=3 n=5 k=7", "m=129 n=200 k=130"}, TOL_RED},
+    /* loads turned in registers before the dot (rings read into registers): d16 and fallback sizes */
+    {"../tests/gpu/dot.blk", "mm_dequant", "a:in(m*k) b:in(k*n,ri(-128,128)) s:in(n,u(-0.05,0.05)) c:out(m*n) M:=m N:=n K:=k",
+     "cdiv(m,BM),cdiv(n,BN)", NULL,
+     {"", "STAGES=2", "BM=128 BN=128 BK=32 num_warps=8 STAGES=4", "BM=16 BN=16 BK=16 STAGES=6"},
+     {"m=64 n=64 k=128", "m=3 n=5 k=7", "m=128 n=160 k=96", "m=100 n=96 k=200", "m=32 n=48 k=16"},
+     TOL_RED},
     {"../tests/gpu/dot.blk", "mm_bf16",  /* A stored [K][M] through the strides: registers along K, rows strided */
      "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k sa_m:=1 sa_k:=m sb_k:=1 sb_n:=k", "cdiv(m,BM),cdiv(n,BN)", NULL,
      {"", "BM=32 BN=64 BK=64"},
