@@ -580,8 +580,22 @@ LLVMValueRef cg_pipe_mma_next(cg_ctx *C, ir_inst *loop) {
     return cur;
 }
 
+/* -R: the loop's loads that no dot reads and that stay where they are,
+ * waited for in place, and why (pipeliner.c, consider_regs) */
+static void remark_plain_loads(cg_ctx *C, ir_inst *loop) {
+    for (ir_inst *i = loop->regions[0]->first; i; i = i->next) {
+        ir_value *v = i->op == IR_LOAD ? i->results[0] : NULL;
+        const char *why = v && v->id >= 0 && v->id < C->pl->num_values ? C->pl->why[v->id] : NULL;
+        int role;
+        if (why && !tile_of(C, v) && !cg_dot_reading(loop, v, &role))
+            diag_remark(C->diag, i->loc, "load in %s: waited for where it stands, not prefetched through a ring: %s",
+                        C->entry ? C->entry : C->f->name, why);
+    }
+}
+
 void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, LLVMValueRef step) {
     if (loop == C->ws_outer && !C->failed) outer_begin(C, loop);
+    if (C->remarks && C->pl && !C->failed) remark_plain_loads(C, loop);
     if (!cg_pipe_has(C, loop) || C->failed) return;
     LLVMBuilderRef b = C->b;
     bool ws = loop == C->ws_loop, nested = ws && C->ws_outer;

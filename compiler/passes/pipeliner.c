@@ -302,20 +302,39 @@ static bool read_by_loop_dot(const ir_inst *loop, const ir_value *v) {
  * registers (pipeliner.h) when it qualifies as a dot operand's ring does.
  * Its tile is stored in the load's element size with its groups' dim
  * contiguous, rows of whole 16-byte chunks (the swizzle's unit). */
-static void consider_regs(pl_ctx *P, ir_inst *loop, int stages, ir_inst *ld) {
+static const char *regs_why(pl_ctx *P, ir_inst *loop, int stages, ir_inst *ld, int *colv) {
     ir_value *v = ld->results[0];
-    if (ld->op != IR_LOAD || v->type.rank != 2 || is_entry(P, v) || read_by_loop_dot(loop, v)) return;
     const vec_access *acc = vec_get(P->vt, ld);
     int eb = dtype_bytes((blk_dtype)v->type.dtype);
-    if (stages < 2 || !counts_up(loop) || (ld->flags & IRF_VOLATILE) || eb > 4) return;
-    if (ld->num_operands > 2 && !is_zero(ld->operands[2])) return;
-    if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16)) return;
-    if (!chain_ok(P, ld->operands[0], loop) || (ld->num_operands > 1 && !chain_ok(P, ld->operands[1], loop))) return;
-    if (ir_region_has(loop->regions[0], IR_BREAK) || ir_region_has(loop->regions[0], IR_RETURN)) return;
+    if (v->type.rank != 2) return "not a 2-d load";
+    if (stages < 2) return "num_stages is 1";
+    if (!counts_up(loop)) return "the loop's step is not a positive constant";
+    if (ld->flags & IRF_VOLATILE) return "volatile load";
+    if (eb > 4) return "elements wider than 4 bytes";
+    if (ld->num_operands > 2 && !is_zero(ld->operands[2])) return "`other` is not zero";
+    if (!acc || !acc->lay || (acc->bytes != 4 && acc->bytes != 8 && acc->bytes != 16))
+        return "accesses narrower than 4 bytes (alignment or contiguity)";
+    if (!chain_ok(P, ld->operands[0], loop) || (ld->num_operands > 1 && !chain_ok(P, ld->operands[1], loop)))
+        return "the address or mask depends on a loop-carried value or a load";
+    if (ir_region_has(loop->regions[0], IR_BREAK) || ir_region_has(loop->regions[0], IR_RETURN)) return "the loop has a break";
     lay_flat fl;
     lay_flatten(acc->lay, &fl);
-    int colv = fl.reg_order[0];
-    if ((v->type.shape[colv] * eb) % 16) return;
+    *colv = fl.reg_order[0];
+    if ((v->type.shape[*colv] * eb) % 16) return "its rows are not whole 16-byte chunks";
+    if (!P->regs) return "its ring and the loop body's scratch would not fit in shared memory together";
+    return NULL;
+}
+
+/* why[] of such a load says why not (codegen's -R: cg_pipe.c) */
+static void consider_regs(pl_ctx *P, ir_inst *loop, int stages, ir_inst *ld) {
+    ir_value *v = ld->results[0];
+    if (ld->op != IR_LOAD || !v->type.rank || is_entry(P, v) || read_by_loop_dot(loop, v)) return;
+    int colv = 0, eb = dtype_bytes((blk_dtype)v->type.dtype);
+    const char *why = regs_why(P, loop, stages, ld, &colv);
+    if (why) {
+        set_why(P, v, why);
+        return;
+    }
     P->t->e[v->id] = (pl_entry){PL_RING, loop, stages, (int)(v->type.shape[0] * v->type.shape[1]) * eb, colv, -1, true};
 }
 
@@ -393,7 +412,7 @@ static void visit(pl_ctx *P, ir_region *r, const lay_table *lt) {
                 dots = true;
                 for (int role = 0; role < 2; role++) consider(P, in, stages, d, role, lt);
             }
-        for (ir_inst *ld = in->regions[0]->first; dots && P->regs && ld; ld = ld->next)
+        for (ir_inst *ld = in->regions[0]->first; dots && ld; ld = ld->next)
             if (ld->op == IR_LOAD) consider_regs(P, in, stages, ld);
         fit(P, in);
     }

@@ -84,7 +84,8 @@ typedef struct {
 typedef struct {
     int num_values;
     pl_entry *e;       /* by value id: a RING load's result or a HOIST value */
-    const char **why;  /* by value id of a dot operand left alone: the reason (for the dump) */
+    const char **why;  /* by value id of a dot operand left alone, or of a load of a dot's loop that
+                        * no dot reads and has no ring: the reason (the dump, -R) */
     bool optimistic;   /* some loop's rings took memory the reservation would have kept */
     bool regs;         /* some loop keeps a ring read into registers */
 } pl_table;
