@@ -384,6 +384,18 @@ static void fit(pl_ctx *P, ir_inst *loop) {
         if (!P->optimistic) room -= PL_SCRATCH_RESERVE;
         else if (loop_bytes(P, loop) > room - PL_SCRATCH_RESERVE) P->t->optimistic = true;
     }
+    /* rings read into registers go first: when the loop does not fit with
+     * every ring at 2 stages, they are dropped and the dot operands' rings
+     * keep their stages (attn_fwd_rope on sm_80: V's ring stays) */
+    int at2 = 0;
+    for (int i = 0; i < P->t->num_values; i++) {
+        pl_entry *e = &P->t->e[i];
+        if (e->kind != PL_NONE && e->loop == loop) at2 += (e->kind == PL_RING && e->stages > 2 ? 2 : e->stages) * e->bytes;
+    }
+    for (int i = 0; i < P->t->num_values && at2 > room; i++) {
+        pl_entry *e = &P->t->e[i];
+        if (e->kind == PL_RING && e->regs && e->loop == loop) e->kind = PL_NONE, P->t->why[i] = "the ring does not fit";
+    }
     bool shrunk = true;
     while (loop_bytes(P, loop) > room && shrunk) {
         shrunk = false;
