@@ -67,7 +67,7 @@ static cg_val ring_regs(cg_ctx *C, struct cg_tile *rt, ir_value *r, const lay_la
     cg_lay_info li;
     cg_lay_info_get(C, want, 2, r->type.shape, &li);
     int p = li.f.dims[c], run = li.shape[c] <= li.f.spt[p] ? li.shape[c] : li.f.spt[p], v = 1;
-    while (v * 2 * eb <= 16 && run % (v * 2) == 0 && li.n[c] % (v * 2) == 0) v *= 2;
+    while (v * 2 * eb <= 16 && run % (v * 2) == 0 && li.shape[c] % (v * 2) == 0 && li.n[c] % (v * 2) == 0) v *= 2;
     sm_tile t = rt->t;
     t.base = LLVMBuildGEP2(C->b, C->i8, rt->t.base,
                            (LLVMValueRef[]){LLVMBuildMul(C->b, rt->slot, cg_const_i32(C, rt->e->bytes), "")}, 1, "");
