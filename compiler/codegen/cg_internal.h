@@ -68,7 +68,6 @@ typedef struct {
     ir_inst *hoist;      /* a HOIST tile's load before this loop, issued once by its producer (cg_ws.c), or NULL */
     const char *meta;    /* its blk-meta tmaps= entry */
     int boxes;           /* boxes per slot */
-    int box_at;          /* where meta's box and swizzle begin (cg_tma_even_boxes rewrites them) */
     LLVMValueRef map;    /* the grid-constant CUtensorMap parameter */
 } cg_tma;
 #define CG_MAX_TMA 8
@@ -112,6 +111,9 @@ typedef struct {
     int cluster;
     LLVMValueRef cl_rank, cl_size; /* i32 %cluster_ctarank, %cluster_nctarank (1 or 2 at run time) */
     bool pid_peer;                 /* lowering the peer's slice: program_id(0) is the other program's */
+    LLVMValueRef cl_turn;          /* i32: the producer's iteration count; box j of a shared ring is
+                                    * issued by rank (cl_turn + j) % 2 */
+    int cl_box;                    /* j: the slot's boxes issued so far (cg_pipe.c tma_fill) */
     cg_val *peer_vals;             /* by value id: the producer's slice as the peer computes it */
     /* wgmma groups that run on while later code is lowered (cg_dot.c): a
      * value's registers are read only after a wait_group that covers it */
@@ -324,7 +326,6 @@ void cg_mbar_inval(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
 void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMValueRef x, int dx, LLVMValueRef y, int dy,
                  LLVMValueRef z, LLVMValueRef bar32, LLVMValueRef pred, bool multicast);
 /* clusters (cg_tma.c, used by cg_ws.c / cg_pipe.c) */
-bool cg_tma_even_boxes(cg_ctx *C, cg_tma *m);
 void cg_mbar_arrive_remote(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef rank, LLVMValueRef pred);
 void cg_mbar_init_n(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef count, LLVMValueRef pred);
 void cg_cluster_sync(cg_ctx *C);

@@ -286,7 +286,10 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
                           : NULL;
     /* In a cluster (cg_ws.c): the box is shared when the peer's
      * coordinates are the same (and the program was launched in a pair);
-     * then this producer issues every other box, multicast to both. */
+     * then the producers take turns, each issuing whole boxes multicast
+     * to both: box j of iteration g by rank (g + j) % 2. Whole boxes, not
+     * halves: a ring of boxes halved (to give each producer one) ran 40%
+     * slower at 64x64 tiles with no cluster at all (docs/codegen.md). */
     LLVMValueRef mc = NULL;
     /* BLK_CLUSTER_UNICAST=1: never multicast (A/B runs: the pair's cost alone) */
     if (C->peer_vals && !m->hoist && !getenv("BLK_CLUSTER_UNICAST")) {
@@ -313,21 +316,22 @@ static void tma_fill(cg_ctx *C, ir_inst *loop, struct cg_tile *rt, ir_inst *ld, 
     LLVMValueRef dst0 = tile_addr32(C, &t, cg_const_i32(C, 0));
     int rows = t.rows, R = m->box_rows, panels = t.cols * t.e / t.sw;
     LLVMValueRef uni = pred, multi[2] = {NULL, NULL};
-    if (mc) { /* i32 predicates: unicast when not shared; box k multicast by rank k % 2 when shared */
+    if (mc) { /* i32 predicates: unicast when not shared; when shared, multi[j % 2] for box j */
         LLVMValueRef on = LLVMBuildICmp(b, LLVMIntNE, pred, cg_const_i32(C, 0), "");
         uni = LLVMBuildZExt(b, LLVMBuildAnd(b, on, LLVMBuildNot(b, mc, ""), ""), C->i32, "");
+        LLVMValueRef turn = C->cl_turn ? LLVMBuildAnd(b, C->cl_turn, cg_const_i32(C, 1), "") : cg_const_i32(C, 0);
         for (int k = 0; k < 2; k++) {
-            LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, C->cl_rank, cg_const_i32(C, k), "");
+            LLVMValueRef mine = LLVMBuildICmp(b, LLVMIntEQ, C->cl_rank, LLVMBuildXor(b, turn, cg_const_i32(C, k), ""), "");
             multi[k] = LLVMBuildZExt(b, LLVMBuildAnd(b, LLVMBuildAnd(b, on, mc, ""), mine, ""), C->i32, "");
         }
     }
-    for (int p = 0, k = 0; p < panels; p++)
-        for (int q = 0; q < rows / R; q++, k++) {
+    for (int p = 0; p < panels; p++)
+        for (int q = 0; q < rows / R; q++) {
             int ddst = p * rows * t.sw + q * R * t.sw;
             cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, uni, false);
             if (mc)
-                cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32, multi[k % 2],
-                            true);
+                cg_tma_load(C, m, dst0, ddst, off[m->fast], p * m->panel, off[1 - m->fast], q * R, z, bar32,
+                            multi[C->cl_box++ % 2], true);
         }
 }
 
@@ -423,6 +427,7 @@ void cg_pipe_produce(cg_ctx *C, ir_inst *loop, LLVMValueRef iv64, LLVMValueRef s
     int nr = loop_rings(C, loop, rings, 16), bytes = 0;
     for (int r = 0; r < nr; r++) bytes += tile_of(C, rings[r]->results[0])->e->bytes;
     cg_mbar_expect(C, full, bytes, on);
+    C->cl_box = 0;
     for (int r = 0; r < nr; r++) tma_fill(C, loop, tile_of(C, rings[r]->results[0]), rings[r], iv64, slot, full, on);
 }
 

@@ -360,7 +360,6 @@ static const char *add_map(cg_ctx *C, tma_form *tf, int arg, cg_tma *m) {
         sb_putc(&text, ',');
         ok = plane_ok = plane_text(C, tf, &text);
     }
-    m->box_at = (int)text.len;
     sb_printf(&text, ":%d,%d%s:%d", m->panel, m->box_rows, tf->plane ? ",1" : "", m->span);
     const char *why = NULL;
     if (ok) {
@@ -795,27 +794,7 @@ void cg_tma_load(cg_ctx *C, const cg_tma *m, LLVMValueRef dst32, int ddst, LLVMV
     cg_inline_asm(C, C->vd, text, z ? "r,l,r,r,r,r,r,~{memory}" : "r,l,r,r,r,r,~{memory}", args, z ? 7 : 6, true);
 }
 
-/* ---- clusters (cg_ws.c): the pair's producers split each shared box ---- */
-
-/* An even number of boxes per slot, so that each program of a pair can
- * issue half of them (multicast to both): a ring of one box of R rows
- * takes two of R/2 (the map's box shrinks; unicast then issues both). */
-bool cg_tma_even_boxes(cg_ctx *C, cg_tma *m) {
-    if (m->boxes % 2 == 0) return true;
-    if (m->box_rows % 16) return false;
-    int R = m->box_rows / 2;
-    blk_strbuf text;
-    sb_init(&text);
-    sb_printf(&text, "%.*s:%d,%d%s:%d", m->box_at, m->meta, m->panel, R, m->z ? ",1" : "", m->span);
-    size_t n = strlen(text.data) + 1;
-    char *s = arena_alloc(C->a, n);
-    if (s) memcpy(s, text.data, n);
-    else C->failed = true;
-    sb_free(&text);
-    if (!s) return false;
-    m->meta = s, m->box_rows = R, m->boxes *= 2;
-    return true;
-}
+/* ---- clusters (cg_ws.c): the pair's producers take turns with shared boxes ---- */
 
 /* One arrival on the barrier at the same offset in cluster CTA `rank`.
  * The default semantics (release at CTA scope), as CUTLASS's

@@ -239,11 +239,6 @@ static const char *consider_cluster(cg_ctx *C) {
     memset(memo, 0, (size_t)C->num_values + 1);
     for (int k = 0; k < 3; k++)
         if (reads_pid0(C, C->ws_loop->operands[k], memo, 0)) return "its bounds depend on program_id(0)";
-    for (int j = 0; j < C->num_tma; j++)
-        if (C->tma[j].ld->parent == C->ws_loop->regions[0] && C->tma[j].boxes % 2 && C->tma[j].box_rows % 16)
-            return "a ring's box cannot be split in two";
-    for (int j = 0; j < C->num_tma; j++)
-        if (C->tma[j].ld->parent == C->ws_loop->regions[0] && !cg_tma_even_boxes(C, &C->tma[j])) return "";
     return NULL;
 }
 
@@ -257,6 +252,7 @@ void cg_ws_plan(cg_ctx *C) {
     C->cl_rank = C->cl_size = NULL;
     C->pid_peer = false;
     C->peer_vals = NULL;
+    C->cl_turn = NULL;
     const char *off = getenv("BLK_DISABLE_WS");
     if (C->num_tma && tgt_has(C->tgt, TGT_CAP_WGMMA) && !(off && *off && strcmp(off, "0"))) plan_region(C, C->f->body);
     keep_hoisted(C);
@@ -268,8 +264,8 @@ void cg_ws_plan(cg_ctx *C) {
         diag_remark(C->diag, C->ws_loop->loc, "loop in %s: no cluster: %s", who, why);
     else if (!why && (C->remarks & CG_REMARKS))
         diag_remark(C->diag, C->ws_loop->loc,
-                    "loop in %s: clusters of 2 programs along axis 0: a box both load is issued half by each "
-                    "producer and multicast to both", who);
+                    "loop in %s: clusters of 2 programs along axis 0: the producers take turns with the boxes both "
+                    "load, each multicast to both", who);
 }
 
 static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
@@ -450,7 +446,9 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     cg_loop_test(C, &L, LLVMBuildICmp(b, LLVMIntSLT, iv, ub, ""), NULL);
     LLVMValueRef slot = LLVMBuildURem(b, it, cg_const_i32(C, S), "");
     cg_mbar_wait(C, cg_mbar_at(C, empty, slot), empty_parity(C, it, S));
+    C->cl_turn = it;
     cg_pipe_produce(C, loop, iv, slot, cg_mbar_at(C, full, slot), lead);
+    C->cl_turn = NULL;
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, step, ""), itn = LLVMBuildAdd(b, it, cg_const_i32(C, 1), "");
     cg_phi_add(it, itn, cg_loop_end(C, &L, ivn));
     if (outer) /* g: the count when the inner loop ends */
