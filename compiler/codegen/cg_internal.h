@@ -317,6 +317,7 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld);
 void cg_tma_plan_stores(cg_ctx *C);
 void cg_tma_store_reserve(cg_ctx *C, blk_loc loc); /* with the rings, before the tile loop */
 bool cg_tma_store(cg_ctx *C, ir_inst *st);
+void cg_tma_prefetch(cg_ctx *C); /* at entry: the tensor maps' descriptors */
 void cg_tma_store_drain(cg_ctx *C);
 void cg_mbar_init(cg_ctx *C, LLVMValueRef bar32, int count, LLVMValueRef pred);
 void cg_mbar_init_fence(cg_ctx *C);

@@ -454,6 +454,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
         x.v[0] = v;
         cg_set(C, p, x);
     }
+    cg_tma_prefetch(C);
     cg_ws_entry(C);
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);

@@ -472,6 +472,17 @@ void cg_tma_bind(cg_ctx *C, LLVMValueRef fn, int first) {
     }
 }
 
+/* At entry, thread 0 asks for every tensor map the kernel will use
+ * (CUTLASS and DeepGEMM do the same): the first box of each map then does
+ * not wait for the TMA unit to fetch its 128-byte descriptor. A hint only. */
+void cg_tma_prefetch(cg_ctx *C) {
+    if (!C->num_tma) return;
+    LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
+    for (int j = 0; j < C->num_tma; j++)
+        cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $1, 0; @p prefetch.tensormap [$0]; }", "l,r,~{memory}",
+                      (LLVMValueRef[]){C->tma[j].map, t0}, 2, true);
+}
+
 void cg_tma_meta(cg_ctx *C, blk_strbuf *out) {
     for (int j = 0; j < C->num_tma; j++) sb_printf(out, "%s%s", j ? ";" : " tmaps=", C->tma[j].meta);
 }
