@@ -219,7 +219,7 @@ static bool reads_pid0(cg_ctx *C, ir_value *v, unsigned char *memo, int depth) {
 }
 
 /* Clusters of two programs along axis 0 (a pair: 2i, 2i + 1), whose
- * producers split every box that both load and multicast it to both (the
+ * producers take turns with the boxes both load, each multicast to both (the
  * pair shares L2 traffic: matmul's grouped order puts two row tiles of one
  * column panel side by side, so b's tile is read once for both). Whether
  * a box is shared is decided at run time, per box: each producer also
@@ -228,8 +228,8 @@ static bool reads_pid0(cg_ctx *C, ir_value *v, unsigned char *memo, int depth) {
  * loop the same number of times: its bounds may not read program_id(0).
  * NULL when taken, else why not. */
 static const char *consider_cluster(cg_ctx *C) {
-    /* BLK_CLUSTER=1 turns clusters on: measured slower so far
-     * (docs/codegen.md, "Clusters") */
+    /* BLK_CLUSTER=1 turns clusters on: slower than none but at 128x64
+     * tiles, as CUTLASS's own on this GPU (docs/codegen.md, "Clusters") */
     const char *on = getenv("BLK_CLUSTER");
     if (!tgt_has(C->tgt, TGT_CAP_CLUSTER) || !on || !*on || !strcmp(on, "0")) return "";
     if (C->ws_outer) return "its loop is nested in a tile loop (the pair's trip counts may differ)";
