@@ -109,6 +109,8 @@ typedef struct {
     /* clusters of 2 along grid axis 0 (cg_ws.c): the producers of a pair
      * multicast each box both programs load; 0: none */
     int cluster;
+    bool ws_handoff;               /* the producer meets the consumers on CG_BAR_HANDOFF before its
+                                    * first box: the rings' memory was their scratch before the loop */
     LLVMValueRef cl_rank, cl_size; /* i32 %cluster_ctarank, %cluster_nctarank (1 or 2 at run time) */
     bool pid_peer;                 /* lowering the peer's slice: program_id(0) is the other program's */
     LLVMValueRef cl_turn;          /* i32: the producer's iteration count; box j of a shared ring is

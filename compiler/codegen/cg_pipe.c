@@ -606,6 +606,7 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     bool ws = loop == C->ws_loop, nested = ws && C->ws_outer;
     ir_inst *rings[16];
     bool hoisted = false;
+    int scratch_before = C->smem_bytes; /* dynamic shared memory touched before the loop */
     if (nested) { /* the tiles exist (outer_begin): this tile's bounds */
         int nr = loop_rings(C, loop, rings, 16);
         for (int r = 0; r < nr; r++) {
@@ -626,8 +627,15 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
         int S = cg_pipe_stages(C, loop);
         for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
         bool tma_hoist = cg_ws_has_hoisted(C);
-        if (tma_hoist) fence_async_smem(C); /* TMA's writes come after this memory's generic accesses */
-        cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+        /* No dynamic shared memory touched before the loop (matmul,
+         * attention: their prologues are registers only): nothing of the
+         * consumers' can be in the rings' memory, so the producer starts
+         * at once instead of meeting them here. */
+        C->ws_handoff = scratch_before > 0;
+        if (C->ws_handoff) {
+            if (tma_hoist) fence_async_smem(C); /* TMA's writes come after this memory's generic accesses */
+            cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+        }
         if (C->cluster) { /* this memory is no longer scratch: every slot free, for both producers (cg_ws.c) */
             LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
             for (int j = 0; j < S; j++) cg_ws_release(C, cg_mbar_at(C, cg_ws_empties(C, C->ws_bars, S), cg_const_i32(C, j)), lead);

@@ -17,8 +17,9 @@
  *              (a static buffer of their own), then bar.sync 0 for all.
  *   producer:  setmaxnreg.dec; warps but the first exit; that warp meets
  *              the consumers on named barrier 2 once they reach the loop
- *              (the rings' memory was their scratch until then),
- *              recomputes the slice and, per iteration i (slot s = i % S),
+ *              where the rings' memory was their scratch until then (any
+ *              dynamic shared memory touched before the loop; else it
+ *              starts at once: C->ws_handoff), recomputes the slice and, per iteration i (slot s = i % S),
  *              waits on empty[s] for the consumers' release of iteration
  *              i - S (parity (i / S) & 1 ^ 1: a fresh barrier's preceding
  *              phase counts as complete, so the first S pass at once); its
@@ -247,6 +248,7 @@ void cg_ws_plan(cg_ctx *C) {
     C->ws_producer = NULL;
     C->ws_bars = NULL;
     C->ws_outer = NULL;
+    C->ws_handoff = true;
     C->ws_count = NULL;
     C->cluster = 0;
     C->cl_rank = C->cl_size = NULL;
@@ -382,7 +384,7 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMPositionBuilderAtEnd(b, C->ws_producer);
     setmaxnreg(C, "dec", WS_PRODUCER_REGS);
     continue_if(C, LLVMBuildICmp(b, LLVMIntEQ, C->warp, cg_const_i32(C, C->num_warps), ""), "ws.warp");
-    cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+    if (C->ws_handoff || C->ws_outer) cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
     /* the whole warp runs the loop (lane 0 issues), so that it can meet
      * the consumers again at the end as a warp */
     LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
