@@ -100,6 +100,8 @@ typedef struct {
      * warpgroup (warps num_warps .. num_warps + 3) fills; NULL: none */
     ir_inst *ws_loop;
     LLVMBasicBlockRef ws_producer; /* where the entry sends the producer */
+    LLVMBasicBlockRef ws_consumer; /* where it sends the consumers (their setmaxnreg.inc goes
+                                    * first in it once the kernel's shared memory is known) */
     bool *ws_mark;                 /* by value id: top-level values the producer recomputes */
     LLVMValueRef ws_bars;          /* its full and empty mbarriers (static shared memory) */
     ir_inst *ws_outer;             /* the top-level loop around ws_loop (a persistent tile
@@ -137,6 +139,8 @@ typedef struct {
     LLVMValueRef tid, lane, warp; /* i32, computed in the entry block */
     struct cg_flow *flow;
     int smem_bytes;           /* dynamic shared memory this kernel needs */
+    int wg_mma_regs;          /* the most registers one wgmma instruction names (cg_wgmma.c):
+                               * ptxas must fit each under the entry's cap (cg_ws.c) */
     int smem_static;          /* bytes of static shared buffers (cg_reduce.c) */
     bool failed;
     int64_t work;             /* per-thread values lowered so far (size budget) */
@@ -342,6 +346,7 @@ void cg_ws_release(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred);
  * threads a program runs with. */
 void cg_ws_plan(cg_ctx *C);
 void cg_ws_entry(cg_ctx *C);
+void cg_ws_finish(cg_ctx *C, LLVMValueRef fn);
 void cg_ws_producer(cg_ctx *C, ir_inst *loop, int stages, LLVMValueRef full, LLVMValueRef empty);
 int cg_ws_threads(const cg_ctx *C);
 /* whether hoisted tiles come by TMA (the producer issues them once, before

@@ -401,6 +401,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
     C->num_values = C->ax ? C->ax->num_values : 0;
     C->vals = ARENA_ARRAY(C->a, cg_val, C->num_values + 1);
     C->smem_bytes = 0;
+    C->wg_mma_regs = 0;
     C->smem_static = 0;
     C->smem_reserved = 0;
     C->tiles = ARENA_ARRAY(C->a, struct cg_tile *, C->num_values + 1);
@@ -434,11 +435,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
     snprintf(nt, sizeof nt, "%d", cg_ws_threads(C));
     LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                LLVMCreateStringAttribute(C->llc, "nvvm.maxntid", 12, nt, (unsigned)strlen(nt)));
-    /* setmaxnreg takes effect only under a register cap at entry, which
-     * maxntid with one program per multiprocessor gives (FACTS.md) */
-    if (C->ws_loop)
-        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
-                                LLVMCreateStringAttribute(C->llc, "nvvm.minctasm", 13, "1", 1));
+    /* a warp-specialized kernel's nvvm.minctasm: cg_ws_finish */
     LLVMBasicBlockRef bb = cg_block(C, "entry");
     LLVMPositionBuilderAtEnd(C->b, bb);
     C->tid = cg_call_intrinsic(C, "llvm.nvvm.read.ptx.sreg.tid.x", NULL, 0, NULL, 0);
@@ -458,6 +455,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
     cg_ws_entry(C);
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);
+    cg_ws_finish(C, fn);
     C->smem_probe = false;
     return fn;
 }

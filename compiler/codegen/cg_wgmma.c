@@ -85,6 +85,8 @@ static void wg_mma(cg_ctx *C, blk_dtype t, int nI, LLVMValueRef *d, LLVMValueRef
     sb_puts(&cons, ",l");
     for (int i = 0; i < nd; i++) sb_printf(&cons, ",%d", i);
     int nargs = na + 1 + nd;
+    int regs = nd + (areg ? 4 : 2) + 2; /* the accumulator, a, b's 64-bit descriptor */
+    if (regs > C->wg_mma_regs) C->wg_mma_regs = regs;
     LLVMValueRef *args = ARENA_ARRAY(C->a, LLVMValueRef, nargs);
     LLVMTypeRef *ts = ARENA_ARRAY(C->a, LLVMTypeRef, nd);
     if (!args || !ts) { C->failed = true; goto out; }

@@ -43,13 +43,39 @@
 
 #include "cg_internal.h"
 
-enum { WS_WARPS = 4, WS_PRODUCER_REGS = 24, WS_REG_FILE = 65536 };
+enum { WS_WARPS = 4, WS_PRODUCER_REGS = 24 };
 
 int cg_ws_threads(const cg_ctx *C) { return 32 * (C->num_warps + (C->ws_loop ? WS_WARPS : 0)); }
 
-/* the consumers' registers per thread after setmaxnreg.inc */
-static int consumer_regs(const cg_ctx *C) {
-    int r = (WS_REG_FILE - 32 * WS_WARPS * WS_PRODUCER_REGS) / (32 * C->num_warps) / 8 * 8;
+/* Programs per multiprocessor the kernel is built for. With one consumer
+ * warpgroup and shared memory that fits twice (rings, scratch, barriers, and
+ * the 1 KB the system keeps per program), two: one program's prologue (its
+ * barriers, the first boxes' latency) and epilogue then run under the
+ * other's main loop, where with one per multiprocessor nothing overlaps
+ * them (attention over short sequences, many small matmul tiles). Each
+ * program gets half the register file; its consumers 232 registers instead
+ * of 256. Two consumer warpgroups would get 108: one program. Nor where a
+ * wgmma instruction names many registers: ptxas fits each wgmma under the
+ * entry's cap, 128 registers with two programs, even after setmaxnreg.inc
+ * ("Insufficient registers (128) to compile instruction", fatal, for an
+ * m64n256 f32 accumulator of 128 registers), so at most 96 (an m64n128
+ * f32 accumulator and its operands: 68). Other code after the inc uses
+ * the consumers' 232 (an asm passing 128 accumulator registers through
+ * assembles).
+ * Decided after lowering, when both are known (cg_ws_finish). */
+static int programs_per_sm(const cg_ctx *C) {
+    if (!C->ws_loop || C->num_warps != 4 || C->cluster || C->wg_mma_regs > 96 || getenv("BLK_WS_ONE_PROGRAM"))
+        return 1;
+    /* static buffers (the barriers) come first, padded to the dynamic
+     * buffer's 1024-byte alignment (ptxas reports 1 KB for 40 bytes) */
+    long bytes = (long)C->smem_bytes + (C->smem_static + 1023) / 1024 * 1024 + C->tgt->smem_block_reserved;
+    return 2 * bytes <= C->tgt->smem_per_sm ? 2 : 1;
+}
+
+/* the consumers' registers per thread after setmaxnreg.inc: their share of
+ * the program's registers once the producer has given back all but 24 */
+static int consumer_regs(const cg_ctx *C, int programs) {
+    int r = (C->tgt->regs_per_sm / programs - 32 * WS_WARPS * WS_PRODUCER_REGS) / (32 * C->num_warps) / 8 * 8;
     return r > 256 ? 256 : r;
 }
 
@@ -163,12 +189,7 @@ static void plan_region(cg_ctx *C, ir_region *r) {
         if (why) continue;
         C->ws_loop = in;
         C->ws_outer = outer;
-        C->ws_mark = mark;
-        if (C->remarks & CG_REMARKS)
-            diag_remark(C->diag, in->loc,
-                        "loop in %s: warp-specialized: a producer warpgroup issues its TMA (setmaxnreg %d), "
-                        "%d consumer warps compute (setmaxnreg %d)",
-                        C->entry ? C->entry : C->f->name, WS_PRODUCER_REGS, C->num_warps, consumer_regs(C));
+        C->ws_mark = mark; /* its remark: cg_ws_finish */
     }
 }
 
@@ -246,6 +267,7 @@ static const char *consider_cluster(cg_ctx *C) {
 void cg_ws_plan(cg_ctx *C) {
     C->ws_loop = NULL;
     C->ws_producer = NULL;
+    C->ws_consumer = NULL;
     C->ws_bars = NULL;
     C->ws_outer = NULL;
     C->ws_handoff = true;
@@ -346,7 +368,30 @@ void cg_ws_entry(cg_ctx *C) {
     LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
     cg_branch(C, is_prod, "ws.producer", &C->ws_producer, "ws.consumer", &cons);
     LLVMPositionBuilderAtEnd(b, cons);
-    setmaxnreg(C, "inc", consumer_regs(C));
+    C->ws_consumer = cons;
+}
+
+/* After lowering, with the kernel's shared memory known: the consumers'
+ * setmaxnreg.inc, first in their block, and the launch bound that makes
+ * ptxas cap the registers at entry to one program's share (setmaxnreg takes
+ * effect only under such a cap, FACTS.md). */
+void cg_ws_finish(cg_ctx *C, LLVMValueRef fn) {
+    if (!C->ws_loop || !C->ws_consumer || C->failed) return;
+    int programs = programs_per_sm(C), regs = consumer_regs(C, programs);
+    LLVMValueRef first = LLVMGetFirstInstruction(C->ws_consumer);
+    if (first) LLVMPositionBuilderBefore(C->b, first);
+    else LLVMPositionBuilderAtEnd(C->b, C->ws_consumer);
+    setmaxnreg(C, "inc", regs);
+    char n[8];
+    snprintf(n, sizeof n, "%d", programs);
+    LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateStringAttribute(C->llc, "nvvm.minctasm", 13, n, (unsigned)strlen(n)));
+    if (C->remarks & CG_REMARKS)
+        diag_remark(C->diag, C->ws_loop->loc,
+                    "loop in %s: warp-specialized: a producer warpgroup issues its TMA (setmaxnreg %d), "
+                    "%d consumer warps compute (setmaxnreg %d)%s",
+                    C->entry ? C->entry : C->f->name, WS_PRODUCER_REGS, C->num_warps, regs,
+                    programs > 1 ? "; two programs per multiprocessor" : "");
 }
 
 /* if (!cond) return; */

@@ -33,6 +33,10 @@ typedef struct {
     int max_threads_per_block; /* 1024 */
     int smem_static_max;       /* bytes of static shared memory per block (48 KB) */
     int smem_optin_max;        /* bytes per block with the opt-in attribute */
+    int smem_per_sm;           /* bytes of shared memory per multiprocessor (what the blocks
+                                * resident on it share, each with smem_block_reserved more) */
+    int smem_block_reserved;   /* bytes the system keeps per resident block (1 KB) */
+    int regs_per_sm;           /* 32-bit registers per multiprocessor (65536) */
     int max_vec_bytes;         /* widest global access per thread (16: ld.v4.b32) */
     int default_num_warps;     /* a kernel's num_warps and num_stages where the program */
     int default_num_stages;    /* sets none (sema/kernel.c: resolve_launch) */
