@@ -11,16 +11,19 @@
  *
  *   entry:     warps >= num_warps branch to the producer (one if/else, as
  *              setmaxnreg needs); the consumers raise their register limit
- *              (setmaxnreg.inc) and run the kernel as written, their
- *              bar.syncs on named barrier 1 counting num_warps warps.
+ *              (setmaxnreg.inc, to their share of one program's registers:
+ *              one or two programs per multiprocessor, programs_per_sm)
+ *              and run the kernel as written, their bar.syncs on named
+ *              barrier 1 counting num_warps warps.
  *   entry:     thread 0 initialises the loop's full and empty barriers
  *              (a static buffer of their own), then bar.sync 0 for all.
  *   producer:  setmaxnreg.dec; warps but the first exit; that warp meets
  *              the consumers on named barrier 2 once they reach the loop
  *              where the rings' memory was their scratch until then (any
  *              dynamic shared memory touched before the loop; else it
- *              starts at once: C->ws_handoff), recomputes the slice and, per iteration i (slot s = i % S),
- *              waits on empty[s] for the consumers' release of iteration
+ *              starts at once: C->ws_handoff), recomputes the slice and,
+ *              per iteration i (slot s = i % S), waits on empty[s] for the
+ *              consumers' release of iteration
  *              i - S (parity (i / S) & 1 ^ 1: a fresh barrier's preceding
  *              phase counts as complete, so the first S pass at once); its
  *              lane 0 arms full[s] with the slot's bytes and issues the
