@@ -112,7 +112,9 @@ typedef struct {
      * multicast each box both programs load; 0: none */
     int cluster;
     bool ws_handoff;               /* the producer meets the consumers on CG_BAR_HANDOFF before its
-                                    * first box: the rings' memory was their scratch before the loop */
+                                    * first box: the rings' memory was their scratch before the loop
+                                    * (always with ws_outer: cg_pipe_begin clears it only for a loop
+                                    * of its own) */
     LLVMValueRef cl_rank, cl_size; /* i32 %cluster_ctarank, %cluster_nctarank (1 or 2 at run time) */
     bool pid_peer;                 /* lowering the peer's slice: program_id(0) is the other program's */
     LLVMValueRef cl_turn;          /* i32: the producer's iteration count; box j of a shared ring is

@@ -67,8 +67,7 @@ int cg_ws_threads(const cg_ctx *C) { return 32 * (C->num_warps + (C->ws_loop ? W
  * assembles).
  * Decided after lowering, when both are known (cg_ws_finish). */
 static int programs_per_sm(const cg_ctx *C) {
-    if (!C->ws_loop || C->num_warps != 4 || C->cluster || C->wg_mma_regs > 96 || getenv("BLK_WS_ONE_PROGRAM"))
-        return 1;
+    if (C->num_warps != 4 || C->cluster || C->wg_mma_regs > 96 || getenv("BLK_WS_ONE_PROGRAM")) return 1;
     /* static buffers (the barriers) come first, padded to the dynamic
      * buffer's 1024-byte alignment (ptxas reports 1 KB for 40 bytes) */
     long bytes = (long)C->smem_bytes + (C->smem_static + 1023) / 1024 * 1024 + C->tgt->smem_block_reserved;
@@ -432,7 +431,7 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     LLVMPositionBuilderAtEnd(b, C->ws_producer);
     setmaxnreg(C, "dec", WS_PRODUCER_REGS);
     continue_if(C, LLVMBuildICmp(b, LLVMIntEQ, C->warp, cg_const_i32(C, C->num_warps), ""), "ws.warp");
-    if (C->ws_handoff || C->ws_outer) cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
+    if (C->ws_handoff) cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
     /* the whole warp runs the loop (lane 0 issues), so that it can meet
      * the consumers again at the end as a warp */
     LLVMValueRef lead = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->lane, cg_const_i32(C, 0), ""), C->i32, "");
