@@ -108,6 +108,8 @@ typedef struct {
                                     * loop), or NULL */
     LLVMValueRef ws_count;         /* with ws_outer: i32 alloca, the consumers' iterations of
                                     * ws_loop in earlier tiles (slots and phases run on) */
+    LLVMValueRef ws_tiles;         /* with ws_outer and hoisted tiles: i32 alloca, the tiles the
+                                    * consumers finished (the hoisted tiles' phase) */
     /* clusters of 2 along grid axis 0 (cg_ws.c): the producers of a pair
      * multicast each box both programs load; 0: none */
     int cluster;
@@ -355,6 +357,11 @@ int cg_ws_threads(const cg_ctx *C);
  * its loop, on one barrier: hoist_bar, a 32-bit shared address) */
 bool cg_ws_has_hoisted(const cg_ctx *C);
 LLVMValueRef cg_ws_hoist_bar(cg_ctx *C);
+/* whether store st could go out by TMA through a staging tile (cg_tma.c) */
+bool cg_tma_store_may_stage(cg_ctx *C, ir_inst *st);
+/* in a tile loop, their empty barrier: the consumers release each tile's
+ * (count num_warps) before the producer loads the next tile's */
+LLVMValueRef cg_ws_hoist_empty(cg_ctx *C);
 /* named barriers: 0 is the whole program's; with a producer, the
  * consumers sync on CG_BAR_CONSUMERS and meet the producer's first warp on
  * CG_BAR_HANDOFF once the ring's memory and barriers are ready */

@@ -517,6 +517,7 @@ static void outer_begin(cg_ctx *C, ir_inst *outer) {
     ir_inst *rings[16];
     int nr = loop_rings(C, loop, rings, 16), S = cg_pipe_stages(C, loop);
     for (int r = 0; r < nr; r++) tile_of(C, rings[r]->results[0])->mbar = C->ws_bars;
+    if (cg_ws_has_hoisted(C)) fence_async_smem(C); /* TMA's writes come after this memory's generic accesses */
     cg_named_barrier(C, CG_BAR_HANDOFF, 32 * (C->num_warps + 1), false);
     cg_ws_producer(C, loop, S, C->ws_bars, cg_ws_empties(C, C->ws_bars, S));
 }
@@ -621,6 +622,12 @@ void cg_pipe_begin(cg_ctx *C, ir_inst *loop, LLVMValueRef lb, LLVMValueRef ub, L
     int nr = loop_rings(C, loop, rings, 16), P = prefetch(C, loop);
     struct cg_tile *tm = loop_tma(C, rings, nr);
     if (nested) {
+        /* this tile's hoisted tiles (the producer loads one per tile): phase t */
+        if (C->ws_tiles) {
+            LLVMValueRef t = LLVMBuildLoad2(b, C->i32, C->ws_tiles, "");
+            LLVMValueRef parity = LLVMBuildAnd(b, t, cg_const_i32(C, 1), "");
+            cg_mbar_wait(C, cg_ws_hoist_bar(C), parity);
+        }
     } else if (tm && ws) {
         /* the barriers were initialised at the kernel's entry (cg_ws.c):
          * meet the producer once this memory is no longer scratch */
@@ -783,6 +790,12 @@ static void tile_done(cg_ctx *C, ir_inst *loop, struct cg_tile *t0) {
         cg_ws_release(C, bar, LLVMBuildZExt(b, on, C->i32, ""));
     }
     if (C->ws_count) LLVMBuildStore(b, LLVMBuildAdd(b, base, n, ""), C->ws_count);
+    if (C->ws_tiles) { /* and the tile's hoisted tiles, for the next tile's */
+        LLVMValueRef on = LLVMBuildZExt(b, lead, C->i32, "");
+        cg_ws_release(C, cg_ws_hoist_empty(C), on);
+        LLVMValueRef t = LLVMBuildLoad2(b, C->i32, C->ws_tiles, "");
+        LLVMBuildStore(b, LLVMBuildAdd(b, t, cg_const_i32(C, 1), ""), C->ws_tiles);
+    }
 }
 
 void cg_pipe_end(cg_ctx *C, ir_inst *loop) {

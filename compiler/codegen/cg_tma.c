@@ -529,6 +529,17 @@ static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
     return ring;
 }
 
+/* Whether store st could go out by TMA through a staging tile (the form
+ * consider_store takes, before its room and map checks): cg_ws.c counts
+ * the staging tile against a tile loop's shared memory. */
+bool cg_tma_store_may_stage(cg_ctx *C, ir_inst *st) {
+    ir_value *val = st->operands[1];
+    tma_form tf = {0};
+    return !(st->flags & IRF_NO_TMA) && val->type.rank == 2 && val->type.dtype != DT_BOOL &&
+           dtype_bytes((blk_dtype)val->type.dtype) == 2 &&
+           access_as_desc(C, st->operands[0], st->num_operands > 2 ? st->operands[2] : NULL, &tf) && !tf.plane;
+}
+
 /* NULL when store st is planned for TMA, else why not. */
 static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool once) {
     ir_value *val = st->operands[1];

@@ -28,7 +28,10 @@
  *              phase counts as complete, so the first S pass at once); its
  *              lane 0 arms full[s] with the slot's bytes and issues the
  *              boxes. It exits after the last: every box it issued lands
- *              before the consumers' last wait.
+ *              before the consumers' last wait. In a persistent kernel's
+ *              tile loop (C->ws_outer) it runs that loop too, and loads
+ *              each tile's hoisted tiles (attention's q) once the
+ *              consumers have released the previous tile's.
  *   consumers: per iteration, lane 0 of each warp releases iteration
  *              i - L (L = 1, or 2 when a wgmma group stays in flight into
  *              the next iteration: cg_wg_flight.c's wg_wait) on its empty
@@ -110,10 +113,23 @@ static bool slice_ok(cg_ctx *C, ir_inst *loop, ir_inst *outer, ir_value *v, bool
     return true;
 }
 
-static bool has_hoist(cg_ctx *C, ir_inst *loop) {
-    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
-        if (C->pl->e[i].kind == PL_HOIST && C->pl->e[i].loop == loop) return true;
-    return false;
+/* In a tile loop, every tile hoisted before loop (attention's q) must come
+ * by TMA with its box in the slice: the producer loads each tile's own,
+ * once the consumers have released the previous one (cg_ws_producer). A
+ * tile stored from registers would need the consumers to overwrite memory
+ * the producer's TMA shares: not done. */
+static bool hoists_by_tma(cg_ctx *C, ir_inst *loop, ir_inst *outer, bool *mark) {
+    for (int i = 0; i < C->pl->num_values && i < C->num_values; i++) {
+        if (C->pl->e[i].kind != PL_HOIST || C->pl->e[i].loop != loop) continue;
+        const cg_tma *m = NULL;
+        for (int j = 0; j < C->num_tma && !m; j++)
+            if (C->tma[j].hoist == loop && C->tma[j].ld->results[0]->id == i) m = &C->tma[j];
+        if (!m) return false;
+        ir_value *need[3] = {m->off[0], m->off[1], m->z};
+        for (int k = 0; k < 3; k++)
+            if (need[k] && !slice_ok(C, loop, outer, need[k], mark)) return false;
+    }
+    return true;
 }
 
 /* why loop cannot take a producer ("" when it has no TMA ring), or NULL;
@@ -142,16 +158,26 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark, ir_inst **oute
             return "it is nested in a loop, and its rings and the tile's epilogue would not fit in shared memory "
                    "together (fewer stages would)";
         if (has_exit(o->regions[0])) return "its enclosing loop may break or return";
-        if (has_hoist(C, loop)) return "it is nested in a loop and keeps operands resident across its iterations";
-        /* the rings stay reserved through the tile's epilogue, which may
-         * stage the tile through shared memory (2 bytes an element: its
-         * store as bf16): both must fit */
+        /* the rings (and the tiles hoisted before the loop: attention's
+         * q) stay reserved through the tile's epilogue, whose tile stores
+         * may stage their tile in shared memory (a TMA store, or a
+         * conversion to the store's layout): all must fit. (Smaller
+         * scratch, a row's statistics, is left to the lowering: lower_kernel
+         * retries without the producer where it does not fit.) */
         int64_t ring = 0, tile = 0;
         for (int i = 0; i < C->pl->num_values && i < C->num_values; i++)
             if (C->pl->e[i].kind == PL_RING && C->pl->e[i].loop == loop)
                 ring += (int64_t)C->pl->e[i].stages * C->pl->e[i].bytes;
-        for (ir_inst *i = loop->regions[0]->first; i; i = i->next)
-            if (i->op == IR_DOT) tile += 2 * ir_numel(i->results[0]->type);
+            else if (C->pl->e[i].kind == PL_HOIST && C->pl->e[i].loop == loop)
+                ring += C->pl->e[i].bytes;
+        for (ir_inst *i = loop->next; i; i = i->next) {
+            ir_value *val = i->op == IR_STORE && i->num_operands > 1 ? i->operands[1] : NULL;
+            if (!val || val->type.rank != 2) continue;
+            int eb = val->type.dtype == DT_BOOL ? 1 : dtype_bytes((blk_dtype)val->type.dtype);
+            const lay_layout *held = cg_lay(C, val), *written = cg_lay(C, i->operands[0]);
+            if (!lay_eq(held, written) || cg_tma_store_may_stage(C, i))
+                tile += (int64_t)eb * ir_numel(val->type);
+        }
         if (ring + tile > C->tgt->smem_optin_max)
             return "it is nested in a loop, and its rings and the tile's epilogue would not fit in shared memory "
                    "together (fewer stages would)";
@@ -172,6 +198,9 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark, ir_inst **oute
             if (need[k] && !slice_ok(C, loop, *outer, need[k], mark))
                 return "a box coordinate is not scalar arithmetic on arguments and the induction variable";
     }
+    if (*outer && !hoists_by_tma(C, loop, *outer, mark))
+        return "it is nested in a loop and keeps an operand resident across its iterations that the producer "
+               "cannot load by TMA";
     return NULL;
 }
 
@@ -207,7 +236,7 @@ static void keep_hoisted(cg_ctx *C) {
         if (m->hoist && m->hoist != C->ws_loop) why = "its loop has no producer warpgroup";
         ir_value *need[3] = {m->off[0], m->off[1], m->z};
         for (int k = 0; m->hoist && !why && k < 3; k++)
-            if (need[k] && !slice_ok(C, m->hoist, NULL, need[k], C->ws_mark))
+            if (need[k] && !slice_ok(C, m->hoist, C->ws_outer, need[k], C->ws_mark))
                 why = "a box coordinate is not scalar arithmetic on arguments";
         if (m->hoist && C->remarks && (why || (C->remarks & CG_REMARKS))) {
             const char *who = C->entry ? C->entry : C->f->name;
@@ -274,6 +303,7 @@ void cg_ws_plan(cg_ctx *C) {
     C->ws_outer = NULL;
     C->ws_handoff = true;
     C->ws_count = NULL;
+    C->ws_tiles = NULL;
     C->cluster = 0;
     C->cl_rank = C->cl_size = NULL;
     C->pid_peer = false;
@@ -309,7 +339,7 @@ static void setmaxnreg(cg_ctx *C, const char *dir, int regs) {
 static void init_barriers(cg_ctx *C) {
     LLVMBuilderRef b = C->b;
     int S = cg_pipe_stages(C, C->ws_loop);
-    int bytes = 16 * S + (cg_ws_has_hoisted(C) ? 8 : 0);
+    int bytes = 16 * S + (cg_ws_has_hoisted(C) ? (C->ws_outer ? 16 : 8) : 0);
     LLVMTypeRef at = LLVMArrayType2(C->i8, (uint64_t)bytes);
     char name[160];
     snprintf(name, sizeof name, "__blk_ws_bars_%s", C->entry ? C->entry : C->f->name);
@@ -330,6 +360,7 @@ static void init_barriers(cg_ctx *C) {
         for (int j = 0; j < S; j++)
             cg_mbar_init(C, cg_mbar_at(C, cg_ws_empties(C, g, S), cg_const_i32(C, j)), C->num_warps, t0);
     if (cg_ws_has_hoisted(C)) cg_mbar_init(C, cg_ws_hoist_bar(C), 1, t0);
+    if (cg_ws_has_hoisted(C) && C->ws_outer) cg_mbar_init(C, cg_ws_hoist_empty(C), C->num_warps, t0);
     cg_mbar_init_fence(C);
     if (C->cluster) { /* the peer's arrivals and multicast boxes reach these barriers only once they exist */
         cg_cluster_sync(C);
@@ -352,19 +383,26 @@ void cg_ws_release(cg_ctx *C, LLVMValueRef bar32, LLVMValueRef pred) {
     cg_mbar_arrive_remote(C, bar32, peer, LLVMBuildZExt(b, on, C->i32, ""));
 }
 
-LLVMValueRef cg_ws_hoist_bar(cg_ctx *C) {
+static LLVMValueRef bar_after_rings(cg_ctx *C, int k) {
     int S = cg_pipe_stages(C, C->ws_loop);
-    LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, C->ws_bars, (LLVMValueRef[]){cg_const_i32(C, 16 * S)}, 1, "");
+    LLVMValueRef p = LLVMBuildGEP2(C->b, C->i8, C->ws_bars, (LLVMValueRef[]){cg_const_i32(C, 16 * S + 8 * k)}, 1, "");
     return LLVMBuildTrunc(C->b, LLVMBuildPtrToInt(C->b, p, C->i64, ""), C->i32, "");
 }
+
+LLVMValueRef cg_ws_hoist_bar(cg_ctx *C) { return bar_after_rings(C, 0); }
+LLVMValueRef cg_ws_hoist_empty(cg_ctx *C) { return bar_after_rings(C, 1); }
 
 void cg_ws_entry(cg_ctx *C) {
     if (!C->ws_loop || C->failed) return;
     LLVMBuilderRef b = C->b;
     init_barriers(C);
-    if (C->ws_outer) { /* LLVM promotes it to a register: an alloca keeps the tile loop's IR as it is */
+    if (C->ws_outer) { /* LLVM promotes them to registers: an alloca keeps the tile loop's IR as it is */
         C->ws_count = LLVMBuildAlloca(b, C->i32, "ws.count");
         LLVMBuildStore(b, cg_const_i32(C, 0), C->ws_count);
+        if (cg_ws_has_hoisted(C)) {
+            C->ws_tiles = LLVMBuildAlloca(b, C->i32, "ws.tiles");
+            LLVMBuildStore(b, cg_const_i32(C, 0), C->ws_tiles);
+        }
     }
     LLVMBasicBlockRef cons;
     LLVMValueRef is_prod = LLVMBuildICmp(b, LLVMIntUGE, C->warp, cg_const_i32(C, C->num_warps), "");
@@ -467,15 +505,17 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
         C->peer_vals = peer;
     }
     /* the hoisted tiles first: the loop's first dot reads them with its first slot */
-    if (cg_ws_has_hoisted(C)) cg_pipe_produce_hoisted(C, loop, cg_ws_hoist_bar(C), lead);
+    bool hoisted = cg_ws_has_hoisted(C);
+    if (hoisted && !outer) cg_pipe_produce_hoisted(C, loop, cg_ws_hoist_bar(C), lead);
     /* g counts the iterations of `loop` issued so far: slot g % S, phase g / S */
-    LLVMValueRef g0 = cg_const_i32(C, 0), ophi_g = NULL, ostep = NULL;
+    LLVMValueRef g0 = cg_const_i32(C, 0), ophi_g = NULL, ophi_t = NULL, ostep = NULL;
     cg_loop O = {0};
     if (outer) {
         LLVMValueRef olb = as_i64(C, outer->operands[0]), oub = as_i64(C, outer->operands[1]);
         ostep = as_i64(C, outer->operands[2]);
         O = cg_loop_begin(C, C->i64, olb, "ws.ohead", "ws.obody", "ws.odone");
         ophi_g = cg_loop_phi(C, &O, C->i32, g0);
+        ophi_t = cg_loop_phi(C, &O, C->i32, cg_const_i32(C, 0)); /* tiles so far */
         cg_loop_test(C, &O, LLVMBuildICmp(b, LLVMIntSLT, O.iv, oub, ""), NULL);
         LLVMValueRef oiv = O.iv;
         ir_value *oivv = outer->regions[0]->args.data[0];
@@ -486,6 +526,13 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
         for (ir_inst *in = outer->regions[0]->first; in && in != loop; in = in->next)
             if (in->num_results && C->ws_mark[in->results[0]->id]) cg_region_inst(C, in);
         g0 = ophi_g;
+        /* this tile's hoisted tiles, once the consumers have released the
+         * previous tile's (their phase t - 1; the first passes at once) */
+        if (hoisted) {
+            LLVMValueRef par = LLVMBuildXor(b, LLVMBuildAnd(b, ophi_t, cg_const_i32(C, 1), ""), cg_const_i32(C, 1), "");
+            cg_mbar_wait(C, cg_ws_hoist_empty(C), par);
+            cg_pipe_produce_hoisted(C, loop, cg_ws_hoist_bar(C), lead);
+        }
     }
     LLVMValueRef lb = as_i64(C, loop->operands[0]), ub = as_i64(C, loop->operands[1]), step = as_i64(C, loop->operands[2]);
 
@@ -500,8 +547,12 @@ void cg_ws_producer(cg_ctx *C, ir_inst *loop, int S, LLVMValueRef full, LLVMValu
     C->cl_turn = NULL;
     LLVMValueRef ivn = LLVMBuildAdd(b, iv, step, ""), itn = LLVMBuildAdd(b, it, cg_const_i32(C, 1), "");
     cg_phi_add(it, itn, cg_loop_end(C, &L, ivn));
-    if (outer) /* g: the count when the inner loop ends */
-        cg_phi_add(ophi_g, it, cg_loop_end(C, &O, LLVMBuildAdd(b, O.iv, ostep, "")));
+    if (outer) { /* g: the count when the inner loop ends */
+        LLVMValueRef tn = LLVMBuildAdd(b, ophi_t, cg_const_i32(C, 1), "");
+        LLVMBasicBlockRef latch = cg_loop_end(C, &O, LLVMBuildAdd(b, O.iv, ostep, ""));
+        cg_phi_add(ophi_g, it, latch);
+        cg_phi_add(ophi_t, tn, latch);
+    }
     if (C->cluster) {
         /* The peer's consumers release this program's slots until their
          * last iteration: the program (its shared memory, these barriers)

@@ -292,14 +292,35 @@ static const lay_layout *access_run(blk_arena *a, const ir_value *ptr, const ax_
  * coalesced layout's 16-byte stores would, without the round trip through
  * shared memory (a 128 x 256 f32 tile would need 128 KB of it, more than
  * fits beside the rings of a loop warp-specialized across a tile loop).
- * Narrower elements still convert: their pairs would fill half sectors
- * (and bf16 tiles go out by TMA where they can). layout.c's anchors and
- * vectorize.c's access widths both ask this. */
+ * Narrower elements convert (their pairs would fill half sectors), except
+ * in a persistent kernel's tile loop after its dot loop (its epilogue),
+ * unless the store asks for registers (`tma = false`). There the dot loop's
+ * rings stay reserved through the epilogue (codegen's warp specialization),
+ * and a conversion's scratch competes with them: a store codegen sends by
+ * TMA writes the accumulator straight into its staging tile (it converted
+ * through scratch first: matmul_persistent 8192^3 1522 -> 1425 us on an
+ * H100), and one it cannot (attention's, at a head's offset) writes its
+ * 4-byte pairs, since the 32 KB of scratch for a 128 x 128 bf16 tile
+ * would cost attn_fwd_persistent at D = 128 its third stage of K and V (2
+ * stages ran 12% slower). A `tma = false` store converts and writes 16
+ * bytes per access: its pairs ran matmul_persistent 7-10% slower.
+ * layout.c's anchors and vectorize.c's access widths both ask this. */
+static bool in_tile_epilogue(const ir_inst *st) {
+    if (st->flags & IRF_NO_TMA) return false;
+    const ir_inst *o = st->parent ? st->parent->parent : NULL;
+    if (!o || o->op != IR_FOR) return false;
+    for (const ir_inst *i = st->parent->first; i && i != st; i = i->next)
+        if (i->op == IR_FOR && ir_region_has(i->regions[0], IR_DOT)) return true;
+    return false;
+}
+
 const lay_layout *lay_for_store(blk_arena *a, const ir_inst *st, const lay_layout *value, const ax_table *ax,
                                 int num_warps, int max_vec_bytes) {
     const ir_value *p = st->operands[0], *v = st->num_operands > 1 ? st->operands[1] : NULL;
     if (!p->type.rank) return NULL;
-    if (v && v->type.rank == 2 && dtype_bytes((blk_dtype)v->type.dtype) == 4 && lay_is_mma_acc(value, 2, v->type.shape))
+    int eb = v && v->type.dtype != DT_BOOL ? dtype_bytes((blk_dtype)v->type.dtype) : 0;
+    if (v && v->type.rank == 2 && (eb == 4 || (eb == 2 && in_tile_epilogue(st))) &&
+        lay_is_mma_acc(value, 2, v->type.shape))
         return value;
     return lay_for_access(a, p, ax, num_warps, max_vec_bytes);
 }

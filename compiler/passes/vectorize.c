@@ -169,7 +169,7 @@ const char *vec_limit_name(vec_limit l) {
     case VEC_ALIGN: return "limited by alignment";
     case VEC_MASK: return "limited by the mask";
     case VEC_DESC: return "limited by the descriptor";
-    case VEC_ACC: return "the accumulator's own pairs: whole sectors, no staging";
+    case VEC_ACC: return "the accumulator's own pairs, no staging";
     }
     return "?";
 }

@@ -39,7 +39,7 @@ typedef enum {
     VEC_MASK,       /* the mask may change within a wider group */
     VEC_DESC,       /* descriptor: stride-1 dim, base/stride/offset/extent divisibility */
     VEC_ACC,        /* a tensor-core accumulator stored from its registers (lay_for_store):
-                       pairs, whole sectors; not a missed width */
+                       pairs (whole sectors at 4 bytes); not a missed width */
 } vec_limit;
 
 typedef struct {
