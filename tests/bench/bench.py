@@ -86,6 +86,14 @@ def blk_entries(spec):
             for e in spec.blk]
 
 
+def grid_consts(k):
+    """What a grid function sees: the kernel's consts and, as _warps, the
+    warps it launches with (a warp-specialized kernel's producer included:
+    at most 8 means one consumer warpgroup, two programs per multiprocessor
+    where its shared memory fits twice)."""
+    return dict(k.consts, _warps=k.num_warps)
+
+
 def _uniform(lo, hi):
     return ("uniform", lo, hi)
 
@@ -376,7 +384,13 @@ def specs(small=False):
             "B%d H%d N%d D%d" % (Bz, H, N, D), "bf16", 4 * Bz * H * N * D * 2,
             {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
              "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
-            [(ptx or "attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"])],
+            [(ptx or "attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"]),
+             # the persistent form (attnp* tags): one program per multiprocessor of an H100 SXM / H200,
+             # two where one consumer warpgroup runs it (grid_consts; the -R remark says two)
+             ((ptx or "attn%s" % ("_causal" if causal else "")).replace("attn", "attnp", 1), "attn_fwd_persistent",
+              ["out", "q", "k", "v", "lse", "seq", "planes", "scale"],
+              lambda t: (t.o, t.q, t.k, t.v, t.lse, N, Bz * H, D ** -0.5),
+              lambda c: (132 * (2 if c["_warps"] <= 8 else 1),))],
             lambda t: (t.o, t.q, t.k, t.v, t.lse, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
             ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
                 t.q.float(), t.k.float(), t.v.float(), is_causal=causal)},
@@ -1431,7 +1445,7 @@ def worker(args):
                         got = [p.name for p in k.params]
                         if got != pnames:
                             raise RuntimeError("kernel signature changed: %s, bench expects %s" % (got, pnames))
-                        launch = k[egrid(k.consts)]
+                        launch = k[egrid(grid_consts(k))]
                         a = eargs(t)
                         def fn(launch=launch, a=a):
                             for sl, sa in stages["pre"]:
@@ -1860,7 +1874,7 @@ def self_test(args):
                     if got != pnames:
                         fail("%s: %s params %s, bench expects %s" % (spec.key, tag, got, pnames))
                         continue
-                    grid = egrid(k.consts)
+                    grid = egrid(grid_consts(k))
                     before = fake.fake_launch_count()
                     k[grid](*eargs(t))
                     for skey, skname, spnames, sargs, sgrid in spec.pre + spec.post:

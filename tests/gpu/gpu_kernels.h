@@ -327,6 +327,22 @@ static const gk_kernel gk_table[] = {
       "D=128 CAUSAL=1 BM=128 BN=32" /* the fastest causal one on sm_80 PTX */},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257"},
      TOL_ATTN},
+    /* persistent: 5 programs (several tiles each, heads mixed) and 132; on sm_90a the key loop is
+     * warp-specialized across the tile loop, q by TMA per tile (its barrier's phase runs on) */
+    {"fused_attn.blk", "attn_fwd_persistent",
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq planes:=bh scale:=0.125",
+     "5", NULL,
+     {"LSE=1", "CAUSAL=1 LSE=1", "D=128 BM=128 BN=128 num_warps=8 LSE=1", "D=128 BM=128 BN=128 num_warps=8 CAUSAL=1 LSE=1",
+      "D=128 BM=128 BN=64 num_warps=8 STAGES=3 GROUP=2 CAUSAL=1 LSE=1", "D=64 BM=128 BN=128 LSE=1",
+      "BM=16 BN=16 D=32 CAUSAL=1 LSE=1", "D=64 BM=128 BN=64 STAGES=3 GROUP=3 LSE=1"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=6 seq=257", "bh=2 seq=1000", "bh=12 seq=128"},
+     TOL_ATTN},
+    {"fused_attn.blk", "attn_fwd_persistent", /* LSE = false: lse is never touched */
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:in(1) seq:=seq planes:=bh scale:=0.125",
+     "132", NULL,
+     {"", "D=128 BM=128 BN=128 num_warps=8 CAUSAL=1", "D=128 BM=128 BN=128 num_warps=8"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=40 seq=520"},
+     TOL_ATTN},
     /* sliding window (attn_fwd WINDOW): 1 = each query sees itself only; smaller than a block,
      * across block edges, longer than the sequence */
     {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",

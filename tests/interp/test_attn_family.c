@@ -445,6 +445,37 @@ static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int gro
     free(want); free(lse); free(lse_want);
 }
 
+/* attn_fwd_persistent on `progs` programs (fewer than the tiles: each
+ * program takes several, from several heads; more: some take none) against
+ * the reference; out and lse start as NaN, so a tile no program wrote
+ * fails */
+static void persistent(int BH, int S, int bm, int bn, int causal, int group, unsigned progs) {
+    char mdef[32], ndef[32], gdef[32];
+    snprintf(mdef, sizeof mdef, "BM=%d", bm);
+    snprintf(ndef, sizeof ndef, "BN=%d", bn);
+    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
+    const char *defs[] = {"D=32", mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
+    uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
+    float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
+    float scale = 0.3f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
+    for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
+    for (size_t i = 0; i < nr; i++) lse[i] = NAN;
+    ref_heads(D, qf, kf, vf, BH, S, group, causal, scale, want, lse_want);
+    blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_persistent", defs);
+    blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
+                      BLK_PTR(lse, 4 * nr), BLK_INT(S), BLK_INT(BH), BLK_FLOAT(scale)};
+    if (h_run(c, "attn_fwd_persistent", progs, 1, 1, args, 8) == 0) {
+        char name[96];
+        snprintf(name, sizeof name, "attn_fwd_persistent%s seq %d BM %d BN %d group %d programs %u",
+                 causal ? " causal" : "", S, bm, bn, group, progs);
+        h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
+        h_close(name, lse, lse_want, nr, 1e-5f, 1e-5f);
+    }
+    blkc_free(c);
+    free(q); free(k); free(v); free(out); free(qf); free(kf); free(vf); free(want); free(lse); free(lse_want);
+}
+
 int main(int argc, char **argv) {
     h_init(argc, argv);
     h_seed(1234);
@@ -485,5 +516,10 @@ int main(int argc, char **argv) {
     rope_attn(32, 1, 1, 16, 16, 0, 1);
     rope_attn(128, 2, 45, 16, 16, 0, 1); /* D = 128: two dots over the halves */
     rope_attn(128, 4, 40, 32, 16, 1, 2);
+    persistent(3, 45, 16, 16, 0, 1, 4);  /* 9 tiles on 4 programs, across heads */
+    persistent(4, 50, 16, 32, 1, 1, 3);  /* causal: odd heads take their query blocks last to first */
+    persistent(4, 33, 32, 16, 1, 2, 5);  /* grouped-query */
+    persistent(2, 20, 16, 16, 1, 1, 9);  /* more programs than tiles */
+    persistent(1, 1, 16, 16, 0, 1, 1);
     return test_finish("attn_family");
 }
