@@ -267,7 +267,8 @@ static void store_group(cg_ctx *C, ir_inst *in, blk_dtype t, int vec, LLVMValueR
  * (vectorize.h), where the access is written. -Rpass-missed: only the
  * accesses narrower than the widest (atomics and scalars are what they are). */
 static void remark_access(cg_ctx *C, ir_inst *in, const vec_access *e) {
-    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC && e->limit != VEC_ACC;
+    bool missed = e->limit != VEC_WIDEST && e->limit != VEC_SCALAR && e->limit != VEC_ATOMIC && e->limit != VEC_ACC &&
+                  e->limit != VEC_ACC_QUAD;
     if (!(C->remarks & CG_REMARKS) && !missed) return;
     ir_value *p = in->operands[0];
     static const char *const what[] = {[IR_LOAD] = "load", [IR_STORE] = "store", [IR_ATOMIC_RMW] = "atomic",
@@ -347,6 +348,89 @@ static void lower_load(cg_ctx *C, ir_inst *in) {
     cg_set(C, in->results[0], P.v);
 }
 
+/* VEC_ACC_QUAD (vectorize.c quad_ok): per row of the thread and group of 4
+ * adjacent 8-column blocks j0..j0+3, lane q of a quad holds a pair (one
+ * 32-bit word) of each block, at columns 8 (j0 + b) + 2q; transposed across
+ * the quad (butterfly: exchange halves with lane q ^ 2, then with q ^ 1),
+ * lane q holds block j0 + q's 8 columns in order and writes them as one
+ * 16-byte access, at its own pair's pointer of that block less 2q elements
+ * (8 consecutive pointers: proven), under that pair's mask (constant over
+ * the 8). False, nothing emitted, where the registers are not in that
+ * shape. */
+static bool store_quads(cg_ctx *C, ir_inst *in, const lay_layout *l, cg_val pv, cg_val vv, cg_val mv, int n) {
+    LLVMBuilderRef b = C->b;
+    ir_value *ptr = in->operands[0];
+    blk_dtype t = (blk_dtype)in->operands[1]->type.dtype;
+    cg_lay_info li;
+    cg_lay_info_get(C, l, 2, ptr->type.shape, &li);
+    if (li.nregs != n || li.n[1] % 8 || pv.n != n || vv.n != n || (mv.set && mv.n != n && mv.n != 1)) return false;
+    for (int r = 0; r < n; r++) { /* the shape: off[1] = 8 block + element, k[1] = 2 block + element */
+        int k[IR_MAX_RANK];
+        int64_t off[IR_MAX_RANK];
+        cg_reg_index(&li, r, k);
+        cg_reg_offsets(&li, r, off);
+        if (off[1] != (int64_t)(k[1] / 2) * 8 + k[1] % 2) return false;
+    }
+    LLVMValueRef q = LLVMBuildAnd(b, C->lane, cg_const_i32(C, 3), "");
+    LLVMValueRef bit0 = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, cg_const_i32(C, 1), ""), cg_const_i32(C, 0), "");
+    LLVMValueRef bit1 = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, cg_const_i32(C, 2), ""), cg_const_i32(C, 0), "");
+    LLVMTypeRef et = cg_type(C, t), pair = LLVMVectorType(et, 2);
+    /* lane q's first element of its block: 2q elements before its own pair */
+    LLVMValueRef back = LLVMBuildMul(b, q, cg_const_i32(C, -2 * dtype_bytes(t)), "");
+    for (int r = 0; r < n; r++) {
+        int k[IR_MAX_RANK];
+        cg_reg_index(&li, r, k);
+        if (k[1] % 8) continue; /* not the first register of a group */
+        LLVMValueRef w[4], p[4], m[4];
+        for (int j = 0; j < 4; j++) {
+            int kk[IR_MAX_RANK] = {k[0], k[1] + 2 * j}, r0 = cg_reg_of(&li, kk);
+            kk[1]++;
+            int r1 = cg_reg_of(&li, kk);
+            LLVMValueRef v = LLVMBuildInsertElement(b, LLVMGetUndef(pair), vv.v[r0], cg_const_i32(C, 0), "");
+            v = LLVMBuildInsertElement(b, v, vv.v[r1], cg_const_i32(C, 1), "");
+            w[j] = LLVMBuildBitCast(b, v, C->i32, "");
+            p[j] = pv.v[r0];
+            m[j] = mv.set ? mv.v[mv.n == n ? r0 : 0] : NULL;
+        }
+        /* stage 1, lanes q and q ^ 2: the lower pair of lanes keeps words
+         * 0, 1 and takes the other's 0, 1 as its 2, 3; the upper keeps 2, 3 */
+        LLVMValueRef x0 = LLVMBuildSelect(b, bit1, w[0], w[2], ""), x1 = LLVMBuildSelect(b, bit1, w[1], w[3], "");
+        LLVMValueRef y0 = cg_shfl_bfly(C, x0, cg_const_i32(C, 2)), y1 = cg_shfl_bfly(C, x1, cg_const_i32(C, 2));
+        LLVMValueRef c[4]; /* one statement each: an initializer list's order is unspecified */
+        c[0] = LLVMBuildSelect(b, bit1, y0, w[0], "");
+        c[1] = LLVMBuildSelect(b, bit1, y1, w[1], "");
+        c[2] = LLVMBuildSelect(b, bit1, w[2], y0, "");
+        c[3] = LLVMBuildSelect(b, bit1, w[3], y1, "");
+        /* stage 2, lanes q and q ^ 1: even lanes keep words 0, 2, odd 1, 3 */
+        x0 = LLVMBuildSelect(b, bit0, c[0], c[1], "");
+        x1 = LLVMBuildSelect(b, bit0, c[2], c[3], "");
+        y0 = cg_shfl_bfly(C, x0, cg_const_i32(C, 1));
+        y1 = cg_shfl_bfly(C, x1, cg_const_i32(C, 1));
+        LLVMValueRef d[4];
+        d[0] = LLVMBuildSelect(b, bit0, y0, c[0], "");
+        d[1] = LLVMBuildSelect(b, bit0, c[1], y0, "");
+        d[2] = LLVMBuildSelect(b, bit0, y1, c[2], "");
+        d[3] = LLVMBuildSelect(b, bit0, c[3], y1, "");
+        LLVMValueRef hi = LLVMBuildSelect(b, bit0, p[3], p[2], ""), lo = LLVMBuildSelect(b, bit0, p[1], p[0], "");
+        LLVMValueRef own = LLVMBuildSelect(b, bit1, hi, lo, "");
+        LLVMValueRef at = LLVMBuildGEP2(b, C->i8, own, &back, 1, "");
+        LLVMValueRef pred = NULL;
+        if (m[0]) {
+            hi = LLVMBuildSelect(b, bit0, m[3], m[2], "");
+            lo = LLVMBuildSelect(b, bit0, m[1], m[0], "");
+            pred = LLVMBuildSelect(b, bit1, hi, lo, "");
+        }
+        LLVMValueRef vals[8];
+        for (int j = 0; j < 4; j++) {
+            LLVMValueRef v = LLVMBuildBitCast(b, d[j], pair, "");
+            vals[2 * j] = LLVMBuildExtractElement(b, v, cg_const_i32(C, 0), "");
+            vals[2 * j + 1] = LLVMBuildExtractElement(b, v, cg_const_i32(C, 1), "");
+        }
+        store_group(C, in, t, 8, at, pred, vals);
+    }
+    return true;
+}
+
 static void lower_store(cg_ctx *C, ir_inst *in) {
     if (cg_tma_store(C, in)) return;
     ir_value *ptr = in->operands[0], *val = in->operands[1];
@@ -358,6 +442,10 @@ static void lower_store(cg_ctx *C, ir_inst *in) {
     cg_val pv = cg_get(C, ptr, l), vv = cg_get(C, val, l), mv = {0};
     if (mask) mv = cg_get(C, mask, l);
     int vec = l ? acc->vec : 1, n = l ? lay_num_regs(l, ptr->type.shape, NULL) : 1;
+    if (l && acc->limit == VEC_ACC_QUAD) {
+        if (store_quads(C, in, l, pv, vv, mv, n)) return;
+        vec = 2; /* not the registers quad_ok expects: the pairs as they are */
+    }
     /* A scalar store is one store of the program, done by thread 0: were
      * every thread to store, `store(c, load(c) + 1)` would add once per warp
      * that loads after another warp's store (seen under compute-sanitizer). */

@@ -48,6 +48,24 @@ static int access_vec(const lay_layout *l, const ir_value *ptr, const ir_value *
     return vec;
 }
 
+/* A 2-byte accumulator stored from its registers (pairs: half sectors) as
+ * 16-byte accesses: the 4 lanes of a quad hold 8 consecutive columns of a
+ * row in every 8-column block, so 4 adjacent blocks transposed across the
+ * quad give each lane one block's 8 (codegen: two butterfly stages of 2
+ * shuffles). Needs one warp across the columns (a thread's blocks are then
+ * adjacent), the columns in whole groups of 4 blocks, and 8
+ * consecutive pointers, 16-byte aligned, under one mask value. */
+static bool quad_ok(const lay_layout *l, const ir_value *ptr, const ir_value *mask, const ax_table *ax, int max_vec_bytes) {
+    int eb = dtype_bytes((blk_dtype)ptr->type.pointee);
+    /* one warp across the columns: a thread's blocks are adjacent */
+    if (eb != 2 || max_vec_bytes < 16 || !lay_is_mma_acc(l, 2, ptr->type.shape) || l->wpc[1] != 1 ||
+        ptr->type.shape[1] % 32)
+        return false;
+    const ax_info *ai = ax_get(ax, ptr);
+    if (ai->contig[1] < 8 || ai->div[1] < 16) return false;
+    return !mask || !mask->type.rank || ax_get(ax, mask)->constancy[1] >= 8;
+}
+
 /* DESC_LOAD / DESC_STORE: lay_desc_vec's proof, along the layout's fast dim. */
 static int desc_vec(const ir_inst *in, const lay_layout *l, const ir_value *blk, const ax_table *ax, int max_vec_bytes) {
     int fast, vec = lay_desc_vec(in, ax, max_vec_bytes, &fast);
@@ -109,6 +127,8 @@ static void visit_inst(vec_ctx *V, ir_inst *in) {
         e->vec = access_vec(l, ptr, mask, V->ax, V->max_vec_bytes, &e->limit);
         e->bytes *= e->vec;
         if (from_acc && e->limit == VEC_THREAD_RUN) e->limit = VEC_ACC;
+        if (e->limit == VEC_ACC && quad_ok(l, ptr, mask, V->ax, V->max_vec_bytes))
+            e->vec = 8, e->bytes = 16, e->limit = VEC_ACC_QUAD;
         return;
     }
     case IR_ATOMIC_RMW: case IR_ATOMIC_CAS: {
@@ -170,6 +190,7 @@ const char *vec_limit_name(vec_limit l) {
     case VEC_MASK: return "limited by the mask";
     case VEC_DESC: return "limited by the descriptor";
     case VEC_ACC: return "the accumulator's own pairs, no staging";
+    case VEC_ACC_QUAD: return "the accumulator's pairs exchanged across each quad of lanes, no staging";
     }
     return "?";
 }

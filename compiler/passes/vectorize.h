@@ -40,6 +40,9 @@ typedef enum {
     VEC_DESC,       /* descriptor: stride-1 dim, base/stride/offset/extent divisibility */
     VEC_ACC,        /* a tensor-core accumulator stored from its registers (lay_for_store):
                        pairs (whole sectors at 4 bytes); not a missed width */
+    VEC_ACC_QUAD,   /* the same, 2-byte elements: the pairs of 4 adjacent 8-column
+                       blocks exchanged across each quad of lanes (codegen: 4
+                       shuffles), so that a lane writes 8 consecutive elements */
 } vec_limit;
 
 typedef struct {
