@@ -53,6 +53,22 @@ static void ref_row(const float *q, const float *k, const float *v, size_t kstri
     ref_row_vis(D, q, k, v, kstride, j0, j1, NULL, scale, out, lse);
 }
 
+/* The consts of an attention kernel's build: D, BM, BN, CAUSAL, LSE=true,
+ * GROUP (the strings live in *d; d->list is NULL-terminated). */
+typedef struct {
+    char hd[32], bm[32], bn[32], group[32];
+    const char *list[7];
+} attn_defs;
+
+static void attn_defs_set(attn_defs *d, int hd, int bm, int bn, int causal, int group) {
+    snprintf(d->hd, sizeof d->hd, "D=%d", hd);
+    snprintf(d->bm, sizeof d->bm, "BM=%d", bm);
+    snprintf(d->bn, sizeof d->bn, "BN=%d", bn);
+    snprintf(d->group, sizeof d->group, "GROUP=%d", group);
+    const char *l[7] = {d->hd, d->bm, d->bn, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", d->group, NULL};
+    memcpy(d->list, l, sizeof l);
+}
+
 /* the keys query i of a sequence of `seq` sees */
 static void visible(int i, int seq, int causal, int window, int *j0, int *j1) {
     *j1 = causal ? i + 1 : seq;
@@ -330,11 +346,9 @@ static void decode(int nb, const int *lens, int H, int group, int pages_per_spli
  * first (desc), they leave rows without a key before their visible blocks
  * come. Outputs start as NaN, so a row the kernel does not write fails. */
 static void blocksparse(int BH, int S, int bm, int bn, int causal, int group, int desc) {
-    char gdef[32], mdef[32], ndef[32];
-    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
-    snprintf(mdef, sizeof mdef, "BM=%d", bm);
-    snprintf(ndef, sizeof ndef, "BN=%d", bn);
-    const char *defs[] = {"D=32", mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    attn_defs ad;
+    attn_defs_set(&ad, D, bm, bn, causal, group);
+    const char **defs = ad.list;
     int nqb = (int)h_cdiv(S, bm), nkb = (int)h_cdiv(S, bn);
     int32_t *kv_ptr = malloc(4 * (size_t)(nqb + 1)), *kv_idx = malloc(4 * (size_t)nqb * nkb + 4);
     kv_ptr[0] = 0;
@@ -408,12 +422,9 @@ static float *rope_ref(int hd, const float *x, size_t n, int S, const float *cs,
 /* attn_fwd_rope against rope (in C, rounded to bf16) then attention; the
  * tables have more positions than the sequence (row stride hd/2, not seq) */
 static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int group) {
-    char ddef[32], gdef[32], mdef[32], ndef[32];
-    snprintf(ddef, sizeof ddef, "D=%d", hd);
-    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
-    snprintf(mdef, sizeof mdef, "BM=%d", bm);
-    snprintf(ndef, sizeof ndef, "BN=%d", bn);
-    const char *defs[] = {ddef, mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    attn_defs ad;
+    attn_defs_set(&ad, hd, bm, bn, causal, group);
+    const char **defs = ad.list;
     int P = S + 5;
     float *cs = malloc(4 * (size_t)P * (hd / 2)), *sn = malloc(4 * (size_t)P * (hd / 2));
     for (int p = 0; p < P; p++)
@@ -450,11 +461,9 @@ static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int gro
  * the reference; out and lse start as NaN, so a tile no program wrote
  * fails */
 static void persistent(int BH, int S, int bm, int bn, int causal, int group, unsigned progs) {
-    char mdef[32], ndef[32], gdef[32];
-    snprintf(mdef, sizeof mdef, "BM=%d", bm);
-    snprintf(ndef, sizeof ndef, "BN=%d", bn);
-    snprintf(gdef, sizeof gdef, "GROUP=%d", group);
-    const char *defs[] = {"D=32", mdef, ndef, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", gdef, NULL};
+    attn_defs ad;
+    attn_defs_set(&ad, D, bm, bn, causal, group);
+    const char **defs = ad.list;
     size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
