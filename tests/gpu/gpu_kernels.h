@@ -343,6 +343,15 @@ static const gk_kernel gk_table[] = {
      {"", "D=128 BM=128 BN=128 num_warps=8 CAUSAL=1", "D=128 BM=128 BN=128 num_warps=8"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=40 seq=520"},
      TOL_ATTN},
+    /* persistent with a sliding window: each tile's key loop starts at its own first visible block */
+    {"fused_attn.blk", "attn_fwd_persistent",
+     "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq planes:=bh scale:=0.125",
+     "7", NULL,
+     {"CAUSAL=1 WINDOW=1 LSE=1", "CAUSAL=1 WINDOW=40 LSE=1", "BM=16 BN=16 D=32 CAUSAL=1 WINDOW=100 LSE=1",
+      "D=128 BM=128 BN=128 num_warps=8 CAUSAL=1 WINDOW=200 LSE=1",
+      "D=128 BM=128 BN=64 num_warps=8 GROUP=2 CAUSAL=1 WINDOW=129 LSE=1"},
+     {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=4 seq=257", "bh=2 seq=600"},
+     TOL_ATTN},
     /* sliding window (attn_fwd WINDOW): 1 = each query sees itself only; smaller than a block,
      * across block edges, longer than the sequence */
     {"fused_attn.blk", "attn_fwd", "out:out(bh*seq*D) q:in(bh*seq*D) k:in(bh*seq*D) v:in(bh*seq*D) lse:out(bh*seq) seq:=seq scale:=0.125",

@@ -36,7 +36,7 @@ static bool apply_config(const char *cfg, blkc_ctx *c, blkrt_define *defs, char 
     for (char *s = strtok(buf, " "); s; s = strtok(NULL, " ")) {
         char *eq = strchr(s, '=');
         if (!eq || *ndefs >= 8) {
-            snprintf(err, errn, "config '%s': expected NAME=VALUE", cfg);
+            snprintf(err, errn, "config '%s': %s", cfg, eq ? "more than 8 NAME=VALUE" : "expected NAME=VALUE");
             return false;
         }
         *eq = 0;

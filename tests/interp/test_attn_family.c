@@ -76,13 +76,14 @@ static void visible(int i, int seq, int causal, int window, int *j0, int *j1) {
 }
 
 /* ref_row over every row of q [BH, S, hd] against k, v [BH / group, S, hd]
- * (plain or causal attention): out [BH, S, hd], lse [BH, S] */
+ * (plain or causal attention, window > 0: a causal sliding window): out
+ * [BH, S, hd], lse [BH, S] */
 static void ref_heads(int hd, const float *q, const float *k, const float *v, int BH, int S, int group, int causal,
-                      float scale, float *out, float *lse) {
+                      int window, float scale, float *out, float *lse) {
     for (int bh = 0; bh < BH; bh++)
         for (int i = 0; i < S; i++) {
             int j0, j1;
-            visible(i, S, causal, 0, &j0, &j1);
+            visible(i, S, causal, window, &j0, &j1);
             size_t kb = (size_t)(bh / group) * S * hd, qo = ((size_t)bh * S + i) * hd;
             ref_row_vis(hd, q + qo, k + kb, v + kb, hd, j0, j1, NULL, scale, out + qo, lse + (size_t)bh * S + i);
         }
@@ -195,7 +196,7 @@ static void backward(int BH, int S, int causal, int group) {
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *dout = rand_bf16(n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv), *dof = bf16_floats(dout, n);
     float scale = 0.4f, *of = malloc(4 * n), *lse = malloc(4 * nr), *delta_want = malloc(4 * nr);
-    ref_heads(D, qf, kf, vf, BH, S, group, causal, scale, of, lse);
+    ref_heads(D, qf, kf, vf, BH, S, group, causal, 0, scale, of, lse);
     uint16_t *o = h_to_bf16(of, n); /* the forward's output, as attn_fwd stores it */
     float *obf = bf16_floats(o, n);
     for (size_t r = 0; r < nr; r++) {
@@ -439,7 +440,7 @@ static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int gro
     float *qr = rope_ref(hd, qf, n / hd, S, cs, sn), *kr = rope_ref(hd, kf, nkv / hd, S, cs, sn);
     float scale = 0.5f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
     for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
-    ref_heads(hd, qr, kr, vf, BH, S, group, causal, scale, want, lse_want);
+    ref_heads(hd, qr, kr, vf, BH, S, group, causal, 0, scale, want, lse_want);
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_rope", defs);
     blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
                       BLK_PTR(lse, 4 * nr), BLK_PTR(cs, 4 * (size_t)P * (hd / 2)),
@@ -460,24 +461,29 @@ static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int gro
  * program takes several, from several heads; more: some take none) against
  * the reference; out and lse start as NaN, so a tile no program wrote
  * fails */
-static void persistent(int BH, int S, int bm, int bn, int causal, int group, unsigned progs) {
+static void persistent(int BH, int S, int bm, int bn, int causal, int group, int win, unsigned progs) {
     attn_defs ad;
     attn_defs_set(&ad, D, bm, bn, causal, group);
-    const char **defs = ad.list;
+    char wdef[32];
+    snprintf(wdef, sizeof wdef, "WINDOW=%d", win);
+    const char *defs[8];
+    memcpy(defs, ad.list, 6 * sizeof *defs);
+    defs[6] = wdef;
+    defs[7] = NULL;
     size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
     float scale = 0.3f, *want = malloc(4 * n), *lse = malloc(4 * nr), *lse_want = malloc(4 * nr);
     for (size_t i = 0; i < n; i++) out[i] = 0x7fc0;
     for (size_t i = 0; i < nr; i++) lse[i] = NAN;
-    ref_heads(D, qf, kf, vf, BH, S, group, causal, scale, want, lse_want);
+    ref_heads(D, qf, kf, vf, BH, S, group, causal, win, scale, want, lse_want);
     blkc_ctx *c = h_build(h_stdlib, "fused_attn.blk", "attn_fwd_persistent", defs);
     blk_arg args[] = {BLK_PTR(out, 2 * n), BLK_PTR(q, 2 * n), BLK_PTR(k, 2 * nkv), BLK_PTR(v, 2 * nkv),
                       BLK_PTR(lse, 4 * nr), BLK_INT(S), BLK_INT(BH), BLK_FLOAT(scale)};
     if (h_run(c, "attn_fwd_persistent", progs, 1, 1, args, 8) == 0) {
         char name[96];
-        snprintf(name, sizeof name, "attn_fwd_persistent%s seq %d BM %d BN %d group %d programs %u",
-                 causal ? " causal" : "", S, bm, bn, group, progs);
+        snprintf(name, sizeof name, "attn_fwd_persistent%s seq %d BM %d BN %d group %d window %d programs %u",
+                 causal ? " causal" : "", S, bm, bn, group, win, progs);
         h_close_bf16(name, out, want, n, 2e-2f, 1e-2f);
         h_close(name, lse, lse_want, nr, 1e-5f, 1e-5f);
     }
@@ -525,10 +531,13 @@ int main(int argc, char **argv) {
     rope_attn(32, 1, 1, 16, 16, 0, 1);
     rope_attn(128, 2, 45, 16, 16, 0, 1); /* D = 128: two dots over the halves */
     rope_attn(128, 4, 40, 32, 16, 1, 2);
-    persistent(3, 45, 16, 16, 0, 1, 4);  /* 9 tiles on 4 programs, across heads */
-    persistent(4, 50, 16, 32, 1, 1, 3);  /* causal: odd heads take their query blocks last to first */
-    persistent(4, 33, 32, 16, 1, 2, 5);  /* grouped-query */
-    persistent(2, 20, 16, 16, 1, 1, 9);  /* more programs than tiles */
-    persistent(1, 1, 16, 16, 0, 1, 1);
+    persistent(3, 45, 16, 16, 0, 1, 0, 4);  /* 9 tiles on 4 programs, across heads */
+    persistent(4, 50, 16, 32, 1, 1, 0, 3);  /* causal: odd heads take their query blocks last to first */
+    persistent(4, 33, 32, 16, 1, 2, 0, 5);  /* grouped-query */
+    persistent(2, 20, 16, 16, 1, 1, 0, 9);  /* more programs than tiles */
+    persistent(1, 1, 16, 16, 0, 1, 0, 1);
+    persistent(4, 70, 16, 16, 1, 1, 5, 3);  /* window smaller than a block: the key loop starts late */
+    persistent(4, 70, 16, 32, 1, 2, 21, 5); /* across block edges, reversed heads, grouped-query */
+    persistent(2, 30, 16, 16, 1, 1, 100, 2); /* longer than the sequence: plain causal */
     return test_finish("attn_family");
 }
