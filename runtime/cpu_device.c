@@ -449,6 +449,13 @@ static blkrt_status cpu_graph_destroy(blkrt_graph *g) {
     return BLKRT_OK;
 }
 
+/* The interpreter runs one program at a time, on the launching thread. */
+static blkrt_status cpu_max_programs(blkrt_kernel *k, const rt_variant *v, uint32_t *out) {
+    (void)k, (void)v;
+    *out = 1;
+    return BLKRT_OK;
+}
+
 const rt_device_ops rt_cpu_ops = {
     .open = cpu_open,
     .close = cpu_close,
@@ -471,6 +478,7 @@ const rt_device_ops rt_cpu_ops = {
     .jit_log = cpu_jit_log,
     .launch = cpu_launch,
     .launch_raw = NULL, /* checked kernels only */
+    .max_programs = cpu_max_programs,
     .timer_start = cpu_timer_start,
     .stream_create = cpu_stream_create,
     .stream_wrap = cpu_stream_wrap,

@@ -214,6 +214,9 @@ enum {
     X(cuModuleGetFunction, 2000, cuModuleGetFunction, (CUfunction * fn, CUmodule module, const char *name)) \
     X(cuFuncGetAttribute, 2020, cuFuncGetAttribute, (int *value, CUfunction_attribute attr, CUfunction fn)) \
     X(cuFuncSetAttribute, 9000, cuFuncSetAttribute, (CUfunction fn, CUfunction_attribute attr, int value)) \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 7000,                                       \
+      cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,                                             \
+      (int *blocks, CUfunction fn, int block_size, size_t dynamic_shared, unsigned int flags))         \
     X(cuLaunchKernel, 4000, cuLaunchKernel,                                                             \
       (CUfunction fn, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by, \
        unsigned int bz, unsigned int shared, CUstream s, void **params, void **extra))                  \

@@ -23,6 +23,7 @@ blkrt_status rt_gpu_bind_function(blkrt_module *m, CUmodule cu, rt_variant *v);
 blkrt_status rt_gpu_bind_entry(blkrt_module *m, rt_variant *v);
 blkrt_status rt_gpu_load_ptx(blkrt_device *d, const char *ptx, size_t len, blkrt_module **out);
 blkrt_status rt_gpu_load_cubin(blkrt_device *d, const void *image, size_t size, const char *meta, blkrt_module **out);
+blkrt_status rt_gpu_max_programs(blkrt_kernel *k, const rt_variant *v, uint32_t *out);
 blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
                            int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs, bool prof);
 blkrt_status rt_gpu_launch_raw(blkrt_kernel *k, rt_variant *v, const uint32_t grid[3], const uint32_t block[3],

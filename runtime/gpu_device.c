@@ -300,6 +300,7 @@ const rt_device_ops rt_gpu_ops = {
     .jit_log = rt_gpu_jit_log,
     .launch = rt_gpu_launch,
     .launch_raw = rt_gpu_launch_raw,
+    .max_programs = rt_gpu_max_programs,
     .timer_start = rt_gpu_timer_start,
     .stream_create = rt_gpu_stream_create,
     .stream_wrap = rt_gpu_stream_wrap,

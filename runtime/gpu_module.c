@@ -199,6 +199,28 @@ static CUresult launch_cluster(const rt_cuda *cu, const rt_variant *v, const uin
     return cu->cuLaunchKernelEx(&cfg, v->fn, params, NULL);
 }
 
+/* The driver's occupancy calculator for the launch blkrt_launch would make
+ * (32 x num_warps threads, the variant's dynamic shared memory) times the
+ * multiprocessors. A cluster variant is counted as plain blocks: its
+ * clusters of co-scheduled CTAs may hold fewer. */
+blkrt_status rt_gpu_max_programs(blkrt_kernel *k, const rt_variant *v, uint32_t *out) {
+    blkrt_device *d = k->mod->dev;
+    int per_sm = 0;
+    rt_ctx_scope sc;
+    CUresult r = rt_ctx_enter(d, &sc);
+    if (r == RT_CUDA_SUCCESS)
+        r = d->cu->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&per_sm, v->fn, 32 * v->num_warps,
+                                                                        (size_t)v->shared, 0);
+    rt_ctx_leave(d, &sc);
+    if (r) return rt_cu_err(r, "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    if (per_sm <= 0)
+        return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                      "kernel '%s': entry '%s' (%d threads, %d bytes of shared memory) fits no multiprocessor", k->name,
+                      v->entry, 32 * v->num_warps, v->shared + v->static_shared);
+    *out = (uint32_t)per_sm * (uint32_t)d->info.sm_count;
+    return BLKRT_OK;
+}
+
 blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3], const blkrt_arg *args,
                            int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs, bool prof) {
     (void)args;

@@ -87,25 +87,22 @@ static blkrt_status no_variant(const blkrt_kernel *k, uint64_t d16, uint64_t eq1
     return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s': no variant accepts these arguments", k->name);
 }
 
-blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs, blkrt_stream *s) {
-    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch: not a kernel handle");
+/* The checks before a launch that do not depend on the grid: the handle,
+ * the argument count, each argument (converted into slots, params pointing
+ * at them) and the variant whose assumptions they satisfy (ta: its tensor
+ * maps for them); `fn` names the entry point in messages. */
+static blkrt_status prepare(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint64_t *slots, void **params,
+                            rt_tmap_args *ta, rt_variant **out, const char *fn) {
+    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "%s: not a kernel handle", fn);
     if (!k->checked)
         return rt_err(BLKRT_ERR_INVALID_LAUNCH,
                       "kernel '%s' has no blk-meta line: its arguments cannot be checked; launch it with blkrt_launch_raw",
                       k->name);
-    blkrt_device *d = k->mod->dev;
-    CUstream cs;
-    blkrt_status st = rt_stream_for(d, s, &cs, "blkrt_launch");
-    if (st) return st;
-    if (!grid) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch: grid is NULL");
     const rt_meta_kernel *mk = k->meta;
     if (nargs != mk->nparams || (nargs > 0 && !args))
         return rt_err(BLKRT_ERR_INVALID_LAUNCH, "kernel '%s' takes %d argument%s, got %d%s", k->name, mk->nparams,
                       mk->nparams == 1 ? "" : "s", nargs, nargs > 0 && !args ? " (args is NULL)" : "");
-
-    uint64_t slots[RT_MAX_PARAMS];
-    void *params[RT_MAX_PARAMS + RT_MAX_TMAPS]; /* the declared params, then the variant's tensor maps */
-    rt_tmap_args ta[RT_MAX_TMAPS];              /* the chosen variant's maps for these arguments */
+    blkrt_status st;
     int bad;
     uint64_t d16 = 0, eq1 = 0;
     for (int i = 0; i < nargs; i++) {
@@ -132,6 +129,22 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
                 v = &k->variants[j];
         if (!v) return no_variant(k, d16, eq1, args);
     }
+    *out = v;
+    return BLKRT_OK;
+}
+
+blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs, blkrt_stream *s) {
+    uint64_t slots[RT_MAX_PARAMS];
+    void *params[RT_MAX_PARAMS + RT_MAX_TMAPS]; /* the declared params, then the variant's tensor maps */
+    rt_tmap_args ta[RT_MAX_TMAPS];              /* the chosen variant's maps for these arguments */
+    rt_variant *v;
+    blkrt_status st;
+    if (!RT_IS(k, RT_MAGIC_KERNEL)) return rt_err(BLKRT_ERR_INVALID_HANDLE, "blkrt_launch: not a kernel handle");
+    blkrt_device *d = k->mod->dev;
+    CUstream cs;
+    if ((st = rt_stream_for(d, s, &cs, "blkrt_launch"))) return st;
+    if (!grid) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch: grid is NULL");
+    if ((st = prepare(k, args, nargs, slots, params, ta, &v, "blkrt_launch"))) return st;
     if ((st = check_grid(k, d, grid))) return st;
     unsigned threads = 32u * (unsigned)v->num_warps;
     if ((st = check_block(k, v, d, threads, "32 x num_warps"))) return st;
@@ -140,6 +153,21 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
     /* NVTX range / profiler timing: one relaxed load when neither is on */
     bool prof = atomic_load_explicit(&rt_prof_active, memory_order_relaxed) != 0;
     return d->ops->launch(k, v, grid, args, nargs, params, ta, s, cs, prof);
+}
+
+blkrt_status blkrt_kernel_max_programs(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t *out) {
+    uint64_t slots[RT_MAX_PARAMS];
+    void *params[RT_MAX_PARAMS + RT_MAX_TMAPS];
+    rt_tmap_args ta[RT_MAX_TMAPS];
+    rt_variant *v;
+    blkrt_status st;
+    if (!out) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_kernel_max_programs: out is NULL");
+    *out = 0;
+    if ((st = prepare(k, args, nargs, slots, params, ta, &v, "blkrt_kernel_max_programs"))) return st;
+    blkrt_device *d = k->mod->dev;
+    if ((st = check_block(k, v, d, 32u * (unsigned)v->num_warps, "32 x num_warps"))) return st;
+    if ((st = check_shared(k, v, d, (unsigned)v->shared))) return st;
+    return d->ops->max_programs(k, v, out);
 }
 
 blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uint32_t block[3], uint32_t shared_bytes,

@@ -496,6 +496,9 @@ struct rt_device_ops {
                            int nargs, void **params, const rt_tmap_args *ta, blkrt_stream *s, CUstream cs, bool prof);
     blkrt_status (*launch_raw)(blkrt_kernel *k, rt_variant *v, const uint32_t grid[3], const uint32_t block[3],
                                uint32_t shared_bytes, void **params, blkrt_stream *s, CUstream cs, uint32_t threads);
+    /* how many programs of variant v run at once on k's device (the grid
+     * of a persistent kernel): > 0, or an error saying why none fits */
+    blkrt_status (*max_programs)(blkrt_kernel *k, const rt_variant *v, uint32_t *out);
     /* the profiler's timing of one launch: sets p->timed (and p->events) */
     void (*timer_start)(blkrt_device *d, rt_prof_launch *p, CUstream cs);
 

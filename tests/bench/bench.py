@@ -86,12 +86,12 @@ def blk_entries(spec):
             for e in spec.blk]
 
 
-def grid_consts(k):
-    """What a grid function sees: the kernel's consts and, as _warps, the
-    warps it launches with (a warp-specialized kernel's producer included:
-    at most 8 means one consumer warpgroup, two programs per multiprocessor
-    where its shared memory fits twice)."""
-    return dict(k.consts, _warps=k.num_warps)
+def grid_consts(k, args):
+    """What a grid function sees: the kernel's consts, the warps it launches
+    with as _warps (a warp-specialized kernel's producer included), and as
+    _programs how many programs of it the GPU runs at once for these
+    arguments (blkrt_kernel_max_programs: the persistent kernels' grid)."""
+    return dict(k.consts, _warps=k.num_warps, _programs=k.max_programs(*args))
 
 
 def _uniform(lo, hi):
@@ -343,10 +343,10 @@ def specs(small=False):
                         lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]), c["SPLIT"])))
         persistent = bool(key) and key.startswith("sweep_") and not desc and M >= 1024
         if persistent:
-            # the sweeps' many-tile points: matmul_persistent too (one program per multiprocessor of an
-            # H100 SXM / H200, its tile loop warp-specialized: the next tile's loads under this one's epilogue)
+            # the sweeps' many-tile points: matmul_persistent too (as many programs as the GPU runs at
+            # once, its tile loop warp-specialized: the next tile's loads under this one's epilogue)
             blk.append(("mm_persistent", "matmul_persistent", ["a", "b", "c", "M", "N", "K"],
-                        lambda t: (t.a, t.b, t.c, M, N, K), lambda c: (132,)))
+                        lambda t: (t.a, t.b, t.c, M, N, K), lambda c: (c["_programs"],)))
         return Spec(
             key or "matmul_%d" % SL, "matmul bf16" + (" (tensor_desc: TMA)" if desc else ""),
             "%dx%dx%d" % mnk if mnk else "%d^3" % SL, "bf16", (M * K + K * N + M * N) * 2,
@@ -359,7 +359,7 @@ def specs(small=False):
             flops=2 * M * N * K,
             note=("stdlib matmul.blk matmul_desc (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)" if desc else
                   "stdlib matmul.blk (wgmma on sm_90a, TMA rings filled by a producer warpgroup, group in flight)") +
-                 (", or matmul_persistent (132 programs)" if persistent else "") +
+                 (", or matmul_persistent (as many programs as the GPU runs at once)" if persistent else "") +
                  "; Triton: the tutorial kernel with its autotune configs (peers.py); torch: cuBLAS")
     out.append(mm_spec(8192))
     out.append(mm_spec(4096))
@@ -385,12 +385,12 @@ def specs(small=False):
             {"q": (shape, "bf16", "randn"), "k": (shape, "bf16", "randn"), "v": (shape, "bf16", "randn"),
              "o": (shape, "bf16", "out"), "lse": ((1,), "f32", "out")}, ["o"],
             [(ptx or "attn%s" % ("_causal" if causal else ""), "attn_fwd", ["out", "q", "k", "v", "lse", "seq", "scale"]),
-             # the persistent form (attnp* tags): one program per multiprocessor of an H100 SXM / H200,
-             # two where one consumer warpgroup runs it (grid_consts; the -R remark says two)
+             # the persistent form (attnp* tags): as many programs as the GPU runs at once (grid_consts:
+             # two per multiprocessor where one consumer warpgroup runs it; the -R remark says two)
              ((ptx or "attn%s" % ("_causal" if causal else "")).replace("attn", "attnp", 1), "attn_fwd_persistent",
               ["out", "q", "k", "v", "lse", "seq", "planes", "scale"],
               lambda t: (t.o, t.q, t.k, t.v, t.lse, N, Bz * H, D ** -0.5),
-              lambda c: (132 * (2 if c["_warps"] <= 8 else 1),))],
+              lambda c: (c["_programs"],))],
             lambda t: (t.o, t.q, t.k, t.v, t.lse, N, D ** -0.5), lambda c: (cdiv(N, c["BM"]), Bz * H),
             ref=lambda T, t: {"o": T.nn.functional.scaled_dot_product_attention(
                 t.q.float(), t.k.float(), t.v.float(), is_causal=causal)},
@@ -962,15 +962,15 @@ def mm_family_specs(small):
              "c": ((M, N), "bf16", "out")}, ["c"],
             [("mm_fp8%s" % ("_row" if row else ""), "matmul_fp8",
               ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"]),
-             # persistent: one program per multiprocessor of an H100 SXM / H200 (as mm_persistent)
+             # persistent: as many programs as the GPU runs at once (as mm_persistent)
              ("mm_fp8p%s" % ("_row" if row else ""), "matmul_fp8_persistent",
               ["a", "bt", "c", "scale_a", "scale_b", "M", "N", "K"],
-              lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), lambda c: (132,))],
+              lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), lambda c: (c["_programs"],))],
             lambda t: (t.a, t.bt, t.c, t.sa, t.sb, M, N, K), grid2(M, N),
             ref=ref, torch_fn=peer, flops=2 * M * N * K,
             note="stdlib matmul.blk matmul_fp8 (B stored [N, K]; sm_90a: wgmma m64nNk32 e4m3 from TMA rings "
-                 "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16), and matmul_fp8_persistent on 132 "
-                 "programs; torch: _scaled_mm (cuBLASLt fp8)")
+                 "of raw bytes, each BK's sum added in f32; sm_80: mma.sync through f16), and matmul_fp8_persistent on "
+                 "as many programs as the GPU runs at once; torch: _scaled_mm (cuBLASLt fp8)")
     out.append(fp8_spec(False))
     out.append(fp8_spec(True))
 
@@ -1009,11 +1009,11 @@ def mm_family_specs(small):
         "mm_persistent", "matmul bf16 persistent", shape, "bf16", 2 * (M * K + K * N + M * N),
         {"a": ((M, K), "bf16", "randn"), "b": ((K, N), "bf16", "randn"), "c": ((M, N), "bf16", "out")}, ["c"],
         [("mm_persistent", "matmul_persistent", mmargs)], lambda t: (t.a, t.b, t.c, M, N, K),
-        lambda c: (132,),
+        lambda c: (c["_programs"],),
         ref=lambda T, t: {"c": t.a.float() @ t.b.float()},
         torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
         flops=2 * M * N * K,
-        note="stdlib matmul.blk matmul_persistent, 132 programs (the SMs of an H100 SXM / H200); torch: cuBLAS"))
+        note="stdlib matmul.blk matmul_persistent, as many programs as the GPU runs at once (blkrt_kernel_max_programs); torch: cuBLAS"))
 
     # linear backward: y = x W + b, x [Mt, Kin], W [Kin, Nout]
     Mt, Kin, Nout = (256, 128, 256) if small else (8192, 4096, 4096)
@@ -1445,8 +1445,8 @@ def worker(args):
                         got = [p.name for p in k.params]
                         if got != pnames:
                             raise RuntimeError("kernel signature changed: %s, bench expects %s" % (got, pnames))
-                        launch = k[egrid(grid_consts(k))]
                         a = eargs(t)
+                        launch = k[egrid(grid_consts(k, a))]
                         def fn(launch=launch, a=a):
                             for sl, sa in stages["pre"]:
                                 sl(*sa)
@@ -1874,7 +1874,7 @@ def self_test(args):
                     if got != pnames:
                         fail("%s: %s params %s, bench expects %s" % (spec.key, tag, got, pnames))
                         continue
-                    grid = egrid(grid_consts(k))
+                    grid = egrid(grid_consts(k, eargs(t)))
                     before = fake.fake_launch_count()
                     k[grid](*eargs(t))
                     for skey, skname, spnames, sargs, sgrid in spec.pre + spec.post:

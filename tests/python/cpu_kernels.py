@@ -52,6 +52,7 @@ def run(dev=None, log=print):
     buf = dev.malloc(4 * n)
     k[lambda c: blk.cdiv(n, c["BLOCK"])](x, y, buf, n)
     assert close(array.array("f", bytes(buf.copy_to_host())), want, 0), "vector_add into blk.Buffer"
+    assert k.max_programs(x, y, buf, n) == 1, "the interpreter runs one program at a time"
     checked.append("elementwise.vector_add")
 
     # softmax.blk: rows of a bytearray (buffer protocol, no element type)

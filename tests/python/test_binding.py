@@ -237,6 +237,16 @@ class FakeGPU(unittest.TestCase):
         k.launch((1,), x, y, out, 1000)
         self.assertEqual(self.fake.last().entry, b"vector_add")
 
+    def test_max_programs(self):
+        k = self.vadd()
+        # the fake's multiprocessor holds 8 programs of 4 warps; device 0 has 132
+        self.assertEqual(k.max_programs(0x1000, 0x2000, 0x3000, 1024), 8 * 132)
+        self.assertEqual(self.fake.count(), 0)  # nothing launched
+        with self.assertRaises(blk.Error) as cm:
+            k.max_programs(0x1000, 0x2000, 0x3000)
+        self.assertEqual(cm.exception.status_name, "BLKRT_ERR_INVALID_LAUNCH")
+        self.assertIn("takes 4 arguments, got 3", str(cm.exception))
+
     def test_pointer_kinds(self):
         k = self.vadd()
         k[2, 3](0x1000, FakeTensor(0x2000), CudaArray(0x3000), 16)

@@ -53,7 +53,7 @@ static int getproc_calls;
 
 /* injected failures */
 static struct {
-    char sym[48];
+    char sym[64];
     int result;
 } pending[16];
 static int npending;

@@ -236,6 +236,26 @@ EXPORT CUresult cuFuncGetAttribute(int *v, CUfunction_attribute a, CUfunction f)
     return RT_CUDA_SUCCESS;
 }
 
+/* An H100-like multiprocessor: at most 32 blocks, 2048 threads, 228 KB of
+ * shared memory with 1 KB reserved per block; the function's register use
+ * as its max_threads (a function limited to N threads per block by its
+ * registers fits N threads per multiprocessor's register file). */
+EXPORT CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *blocks, CUfunction f, int block_size,
+                                                                     size_t dynamic_shared, unsigned int flags) {
+    ENTER("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    NEED_CTX();
+    if (!f || f->magic != M_FUNC) return RT_CUDA_ERROR_INVALID_HANDLE;
+    if (!blocks || block_size <= 0 || flags != 0) return RT_CUDA_ERROR_INVALID_VALUE;
+    int n = 32;
+    if (2048 / block_size < n) n = 2048 / block_size;
+    if (f->max_threads / block_size < n) n = f->max_threads / block_size;
+    size_t per = dynamic_shared + (size_t)f->static_shared + 1024;
+    if ((int)(233472 / per) < n) n = (int)(233472 / per);
+    if ((int)dynamic_shared > f->max_dyn) n = 0;
+    *blocks = n;
+    return RT_CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v) {
     ENTER("cuFuncSetAttribute");
     NEED_INIT();

@@ -54,6 +54,9 @@ static void vector_add(void) {
     OK(blkrt_memset(cpu, dout, 0xFF, sizeof out)); /* poison: NaN everywhere */
     blkrt_arg args[] = {BLKRT_PTR(dx), BLKRT_PTR(dy), BLKRT_PTR(dout), BLKRT_INT(N)};
     uint32_t grid[3] = {(N + 255) / 256, 1, 1};
+    uint32_t progs = 0;
+    OK(blkrt_kernel_max_programs(k, args, 4, &progs));
+    CHECK(progs == 1, "the interpreter runs one program at a time: %u", progs);
     OK(blkrt_launch(k, grid, args, 4, NULL));
     OK(blkrt_memcpy_dtoh(cpu, out, dout, sizeof out));
     int bad = 0;

@@ -213,6 +213,51 @@ static void limits(blkrt_module *m) {
                   "with (its register use)");
 }
 
+/* blkrt_kernel_max_programs: the fake's occupancy (an H100-like
+ * multiprocessor: 2048 threads, 228 KB of shared memory with 1 KB per block,
+ * a function's max_threads as its register file share) times its 132
+ * multiprocessors, for the variant a launch would pick; launch's checks and
+ * messages; nothing launched. */
+static void max_programs(blkrt_module *m) {
+    blkrt_kernel *vadd, *big, *huge, *heavy, *raw_k;
+    OK(blkrt_module_kernel(m, "vadd", &vadd));
+    OK(blkrt_module_kernel(m, "big", &big));
+    OK(blkrt_module_kernel(m, "huge", &huge));
+    OK(blkrt_module_kernel(m, "heavy", &heavy));
+    OK(blkrt_module_kernel(m, "raw_kernel", &raw_k));
+    F.reset();
+    uint32_t n = 7;
+    blkrt_arg d16[] = {BLKRT_PTR(0x10000), BLKRT_PTR(0x20000), BLKRT_PTR(0x30000), BLKRT_INT(1024)};
+    OK(blkrt_kernel_max_programs(vadd, d16, 4, &n));
+    CHECK(n == 4 * 132, "vadd_d16 (8 warps, 1024 threads' registers): 4 per multiprocessor, got %u", n);
+    blkrt_arg odd[] = {BLKRT_PTR(0x10004), BLKRT_PTR(0x20000), BLKRT_PTR(0x30000), BLKRT_INT(1000)};
+    OK(blkrt_kernel_max_programs(vadd, odd, 4, &n));
+    CHECK(n == 8 * 132, "vadd_generic (4 warps): 8 per multiprocessor, got %u", n);
+    blkrt_arg x[] = {BLKRT_PTR(0x1000)};
+    OK(blkrt_kernel_max_programs(big, x, 1, &n));
+    CHECK(n == 3 * 132, "64 KB of shared memory: 3 per multiprocessor, got %u", n);
+    CHECK(F.launch_count() == 0, "nothing launched (%d)", F.launch_count());
+    FAILS_EXACTLY(blkrt_kernel_max_programs(huge, x, 1, &n), BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel 'huge': entry 'huge' needs 240000 bytes of shared memory (240000 dynamic + 0 static), more "
+                  "than the device's maximum of 232448 per block");
+    CHECK(n == 0, "0 on failure");
+    FAILS_EXACTLY(blkrt_kernel_max_programs(heavy, NULL, 0, &n), BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel 'heavy': 512 threads per block (32 x num_warps) exceed the 256 that entry 'heavy' can run "
+                  "with (its register use)");
+    FAILS_EXACTLY(blkrt_kernel_max_programs(vadd, d16, 3, &n), BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel 'vadd' takes 4 arguments, got 3");
+    FAILS_EXACTLY(blkrt_kernel_max_programs(raw_k, NULL, 0, &n), BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel 'raw_kernel' has no blk-meta line: its arguments cannot be checked; launch it with "
+                  "blkrt_launch_raw");
+    FAILS_EXACTLY(blkrt_kernel_max_programs(NULL, NULL, 0, &n), BLKRT_ERR_INVALID_HANDLE,
+                  "blkrt_kernel_max_programs: not a kernel handle");
+    FAILS_EXACTLY(blkrt_kernel_max_programs(vadd, d16, 4, NULL), BLKRT_ERR_INVALID_VALUE,
+                  "blkrt_kernel_max_programs: out is NULL");
+    F.fail_next("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 700);
+    blkrt_status st = blkrt_kernel_max_programs(big, x, 1, &n);
+    CHECK(st != BLKRT_OK && n == 0, "a driver failure is reported (%d, %u: %s)", (int)st, n, blkrt_last_error());
+}
+
 /* Right after the load: each function that needs more than 48 KB was opted
  * in exactly once; the others not at all. */
 static void opted_in_at_load(void) {
@@ -481,6 +526,7 @@ int main(int argc, char **argv) {
     basic(m);
     variants(m);
     limits(m);
+    max_programs(m);
     encodings(m);
     raw(m);
     clusters(m);

@@ -308,6 +308,17 @@ typedef struct {
 blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_arg *args, int nargs,
                           blkrt_stream *s);
 
+/* How many programs of k the device runs at once for a launch with these
+ * arguments: its multiprocessors times the programs one holds (the warps,
+ * registers and shared memory of the variant blkrt_launch would pick for
+ * them: the driver's occupancy calculator; a kernel from source compiles
+ * that variant first if it is new). That is the grid of a persistent kernel
+ * (`for tile in range(program_id(0), n, num_programs(0))`): every program
+ * starts at once, none waits for a free multiprocessor. The CPU device runs
+ * one program at a time: 1. Arguments are checked as blkrt_launch checks
+ * them; nothing is launched. */
+blkrt_status blkrt_kernel_max_programs(blkrt_kernel *k, const blkrt_arg *args, int nargs, uint32_t *out);
+
 /* Launch without argument checks (GPU only): params as for cuLaunchKernel
  * (an array of pointers to each argument's value), an explicit block size and
  * dynamic shared memory. A checked kernel launches its least specialised

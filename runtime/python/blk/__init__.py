@@ -1069,6 +1069,20 @@ class Kernel:
                 raise Error(st, _ffi.last_error())
         return launcher
 
+    def max_programs(self, *args):
+        """How many programs the device runs at once for a launch with these
+        arguments (blkrt_kernel_max_programs: the multiprocessors times the
+        programs one holds, for the variant the launch would pick): the grid
+        of a persistent kernel. Nothing is launched."""
+        L = _ffi.lib()
+        keep = []  # host copies made for the CPU device, alive through the call
+        if self._cpu:
+            args = self._host_args(args, keep, [])
+        packed, n = self._pack_args(args)
+        out = ctypes.c_uint32()
+        _ffi.check(L.blkrt_kernel_max_programs(self._handle, packed, n, ctypes.byref(out)))
+        return out.value
+
     def launch_raw(self, grid, block, params, shared=0, stream=None):
         """cuLaunchKernel-style, no argument checks (GPU only): params is a
         sequence of ctypes values (c_uint64(ptr), c_int32(n), ...)."""

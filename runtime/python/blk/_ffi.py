@@ -178,6 +178,7 @@ _PROTOS = {
     "blkrt_kernel_const_float": [H, c_char_p, POINTER(c_double)],
     # grid and args are passed as bytes (struct-packed), see Kernel.
     "blkrt_launch": [H, c_char_p, c_char_p, c_int, H],
+    "blkrt_kernel_max_programs": [H, c_char_p, c_int, POINTER(c_uint32)],
     "blkrt_launch_raw": [H, c_char_p, c_char_p, c_uint32, c_void_p, H],
     "blkrt_autotuner_create": [H, c_char_p, c_size_t, POINTER(SourceOptions), c_char_p, POINTER(H)],
     "blkrt_autotuner_destroy": [H],
