@@ -16,9 +16,11 @@
  *  - BITCAST is LLVM's bitcast (f8 values are i8 in registers already).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../ir/eval.h"
+
 #include "cg_internal.h"
 
 static bool is_f8(blk_dtype t) { return t == DT_F8E4M3 || t == DT_F8E5M2; }
@@ -496,6 +498,88 @@ cg_val cg_broadcast_regs(cg_ctx *C, ir_value *x, const ir_type *to, const lay_la
     return v;
 }
 
+/* The number of reads of v by the instructions of region r and below. */
+static int reads_in(const ir_region *r, const ir_value *v) {
+    int n = 0;
+    for (const ir_inst *u = r->first; u; u = u->next) {
+        for (int k = 0; k < u->num_operands; k++) n += u->operands[k] == v;
+        for (int k = 0; k < u->num_regions; k++) n += reads_in(u->regions[k], v);
+    }
+    return n;
+}
+
+/* Attention's rescaled accumulator, `dot(p, v, acc * alpha[:, None])` in a
+ * loop that carries acc: alpha is exp2(m_old - m_new), exactly 1 for every
+ * row whose running maximum this block did not raise, which after the first
+ * key blocks is most rows. Each warp skips its multiplies (one per
+ * accumulator register: 128 per thread at D = 256 on 8 warps) when all of
+ * its rows' factors are 1: acc * 1.0 is acc exactly (-0, infinities, NaN
+ * and, without flush-to-zero, subnormals), so the result is the same bits.
+ * The test is a compare per distinct factor register (two rows per thread
+ * in an mma layout) and a vote.any, so the branch is warp-uniform.
+ * Applies to an f32 `x * broadcast(expand_dims(f, 1))` whose x is an
+ * argument of the enclosing loop's body and whose only reader is a dot's
+ * accumulator operand, and only to accumulators of at least
+ * RESCALE_SKIP_MIN_REGS registers per thread: measured on an H100 (docs/
+ * benchmarks.md, twenty-first session), attention at D = 256 (128 per
+ * thread) ran 4-12% faster in three of four rows, while at D = 128 and 64
+ * (64 and 32 per thread) the split block lost 3-13%: the multiplies it
+ * saves there are fewer than what the branch costs ptxas's scheduling.
+ * Only on targets with wgmma: with mma.sync (sm_80 PTX on the H100) D = 128
+ * measured 0-2% slower and D = 256 was not measured.
+ * BLK_NO_RESCALE_SKIP=1 turns it off (A/B runs). */
+#define RESCALE_SKIP_MIN_REGS 128
+static bool rescale_skip(cg_ctx *C, ir_inst *in, const cg_val *ops, int n, const lay_layout *l) {
+    ir_value *r = in->results[0];
+    if (in->op != IR_MUL || r->type.rank != 2 || (blk_dtype)r->type.dtype != DT_F32 || !l || !in->parent ||
+        !in->parent->parent || getenv("BLK_NO_RESCALE_SKIP"))
+        return false;
+    int xi = -1;
+    for (int k = 0; k < 2; k++) {
+        ir_value *x = in->operands[k], *f = in->operands[1 - k];
+        ir_inst *bc = f->def, *ed = bc && bc->op == IR_BROADCAST ? bc->operands[0]->def : NULL;
+        if (x->owner == in->parent && ed && ed->op == IR_EXPAND_DIMS && ed->axis == 1 &&
+            ed->operands[0]->type.rank == 1)
+            xi = k;
+    }
+    if (xi < 0 || reads_in(in->parent, r) != 1) return false;
+    ir_inst *dot = NULL;
+    for (ir_inst *u = in->next; u && !dot; u = u->next)
+        if (u->op == IR_DOT && u->num_operands == 3 && u->operands[2] == r && u->operands[0] != r && u->operands[1] != r)
+            dot = u;
+    if (!dot || ops[0].n != n || ops[1].n != n || n < RESCALE_SKIP_MIN_REGS || !tgt_has(C->tgt, TGT_CAP_WGMMA))
+        return false;
+    const cg_val *x = &ops[xi], *f = &ops[1 - xi];
+    LLVMBuilderRef b = C->b;
+    LLVMValueRef one = LLVMConstReal(C->f32, 1.0), any = NULL;
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) seen = f->v[j] == f->v[i];
+        if (seen) continue;
+        LLVMValueRef ne = LLVMBuildFCmp(b, LLVMRealUNE, f->v[i], one, "");
+        any = any ? LLVMBuildOr(b, any, ne, "") : ne;
+    }
+    LLVMValueRef args[2] = {cg_const_i32(C, -1), any};
+    LLVMValueRef vote = cg_call_intrinsic(C, "llvm.nvvm.vote.any.sync", NULL, 0, args, 2);
+    cg_if I = cg_if_begin(C, vote, "rescale", "rescaled");
+    cg_val z = cg_new_val(C, n, l);
+    for (int i = 0; i < n; i++) {
+        LLVMValueRef a[2];
+        a[xi] = x->v[i];
+        a[1 - xi] = f->v[i];
+        z.v[i] = cg_elem_scalar(C, in, a);
+    }
+    LLVMBasicBlockRef end = cg_if_end(C, &I);
+    cg_val v = cg_new_val(C, n, l);
+    for (int i = 0; i < n; i++) {
+        v.v[i] = LLVMBuildPhi(b, C->f32, "");
+        cg_phi_add(v.v[i], z.v[i], end);
+        cg_phi_add(v.v[i], x->v[i], I.from);
+    }
+    cg_set(C, r, v);
+    return true;
+}
+
 bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     ir_value *r = in->num_results ? in->results[0] : NULL;
     switch (in->op) {
@@ -567,6 +651,7 @@ bool cg_elementwise(cg_ctx *C, ir_inst *in) {
     int n = l ? lay_num_regs(l, r->type.shape, NULL) : 1;
     cg_val ops[3];
     for (int k = 0; k < in->num_operands && k < 3; k++) ops[k] = cg_get(C, in->operands[k], l);
+    if (rescale_skip(C, in, ops, n, l)) return true;
     cg_val v = cg_new_val(C, n, l);
     /* registers that axisinfo proves equal (a mask `cols < n` is constant
      * over a thread's 8 columns when n % 16 == 0) are computed once: one
