@@ -317,7 +317,9 @@ static const gk_kernel gk_table[] = {
       /* grouped-query (k, v allocated for every head: a group reads the first bh/GROUP) */
       "GROUP=2 LSE=1", "D=128 BM=128 num_warps=8 GROUP=3 CAUSAL=1 LSE=1",
       /* the bench's: three 64 KB stages (the optimistic ring plan) and ping-pong */
-      "D=128 BM=128 BN=128 num_warps=8 LSE=1"},
+      "D=128 BM=128 BN=128 num_warps=8 LSE=1",
+      /* D = 256 on two warpgroups: acc * alpha skipped per warp where every factor is 1 */
+      "D=256 BM=128 num_warps=8 CAUSAL=1 LSE=1"},
      {"bh=2 seq=64", "bh=1 seq=1", "bh=3 seq=100", "bh=2 seq=257", "bh=2 seq=1000"},
      TOL_ATTN},
     {"fused_attn.blk", "attn_fwd", /* LSE = false: lse is never touched */
