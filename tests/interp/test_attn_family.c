@@ -54,18 +54,21 @@ static void ref_row(const float *q, const float *k, const float *v, size_t kstri
 }
 
 /* The consts of an attention kernel's build: D, BM, BN, CAUSAL, LSE=true,
- * GROUP (the strings live in *d; d->list is NULL-terminated). */
+ * GROUP and, where win > 0, WINDOW (the strings live in *d; d->list is
+ * NULL-terminated). */
 typedef struct {
-    char hd[32], bm[32], bn[32], group[32];
-    const char *list[7];
+    char hd[32], bm[32], bn[32], group[32], window[32];
+    const char *list[8];
 } attn_defs;
 
-static void attn_defs_set(attn_defs *d, int hd, int bm, int bn, int causal, int group) {
+static void attn_defs_set(attn_defs *d, int hd, int bm, int bn, int causal, int group, int win) {
     snprintf(d->hd, sizeof d->hd, "D=%d", hd);
     snprintf(d->bm, sizeof d->bm, "BM=%d", bm);
     snprintf(d->bn, sizeof d->bn, "BN=%d", bn);
     snprintf(d->group, sizeof d->group, "GROUP=%d", group);
-    const char *l[7] = {d->hd, d->bm, d->bn, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true", d->group, NULL};
+    snprintf(d->window, sizeof d->window, "WINDOW=%d", win);
+    const char *l[8] = {d->hd,     d->bm, d->bn, causal ? "CAUSAL=true" : "CAUSAL=false", "LSE=true",
+                        d->group, win > 0 ? d->window : NULL, NULL};
     memcpy(d->list, l, sizeof l);
 }
 
@@ -348,7 +351,7 @@ static void decode(int nb, const int *lens, int H, int group, int pages_per_spli
  * come. Outputs start as NaN, so a row the kernel does not write fails. */
 static void blocksparse(int BH, int S, int bm, int bn, int causal, int group, int desc) {
     attn_defs ad;
-    attn_defs_set(&ad, D, bm, bn, causal, group);
+    attn_defs_set(&ad, D, bm, bn, causal, group, 0);
     const char **defs = ad.list;
     int nqb = (int)h_cdiv(S, bm), nkb = (int)h_cdiv(S, bn);
     int32_t *kv_ptr = malloc(4 * (size_t)(nqb + 1)), *kv_idx = malloc(4 * (size_t)nqb * nkb + 4);
@@ -424,7 +427,7 @@ static float *rope_ref(int hd, const float *x, size_t n, int S, const float *cs,
  * tables have more positions than the sequence (row stride hd/2, not seq) */
 static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int group) {
     attn_defs ad;
-    attn_defs_set(&ad, hd, bm, bn, causal, group);
+    attn_defs_set(&ad, hd, bm, bn, causal, group, 0);
     const char **defs = ad.list;
     int P = S + 5;
     float *cs = malloc(4 * (size_t)P * (hd / 2)), *sn = malloc(4 * (size_t)P * (hd / 2));
@@ -463,13 +466,8 @@ static void rope_attn(int hd, int BH, int S, int bm, int bn, int causal, int gro
  * fails */
 static void persistent(int BH, int S, int bm, int bn, int causal, int group, int win, unsigned progs) {
     attn_defs ad;
-    attn_defs_set(&ad, D, bm, bn, causal, group);
-    char wdef[32];
-    snprintf(wdef, sizeof wdef, "WINDOW=%d", win);
-    const char *defs[8];
-    memcpy(defs, ad.list, 6 * sizeof *defs);
-    defs[6] = wdef;
-    defs[7] = NULL;
+    attn_defs_set(&ad, D, bm, bn, causal, group, win);
+    const char **defs = ad.list;
     size_t n = (size_t)BH * S * D, nkv = (size_t)(BH / group) * S * D, nr = (size_t)BH * S;
     uint16_t *q = rand_bf16(n), *k = rand_bf16(nkv), *v = rand_bf16(nkv), *out = malloc(2 * n);
     float *qf = bf16_floats(q, n), *kf = bf16_floats(k, nkv), *vf = bf16_floats(v, nkv);
