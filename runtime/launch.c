@@ -1,4 +1,6 @@
-/* launch.c — checked and raw kernel launches.
+/* launch.c — checked and raw kernel launches, and how many programs of a
+ * kernel run at once (blkrt_kernel_max_programs: the same checks up to the
+ * variant, then the device's occupancy; nothing launched).
  *
  * The checked path validates everything a launch needs before the driver
  * sees it, in this order: handles, argument count, each argument's kind and

@@ -10,7 +10,8 @@
  *   module.c     modules and kernels: binding blk-meta to variants, lookup,
  *                copies of a module on other devices
  *   source.c     the registered compiler; loading .blk source
- *   launch.c     checked and raw launches: arguments, variant, limits
+ *   launch.c     checked and raw launches: arguments, variant, limits;
+ *                the programs that run at once (max_programs)
  *   stream.c     streams and events;  graph.c  capture and replay
  *   autotune.c   choosing a config by timing (public API only)
  *   profile.c    NVTX ranges, the light profiler (BLK_PROFILE), blkrt_bench
