@@ -146,6 +146,7 @@ static const gk_kernel gk_table[] = {
      {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 BK=64 num_warps=4",
       /* the few-tile shapes of the @autotune list: rings deeper than some loops' trip counts */
       "BM=128 BN=64 BK=64 STAGES=8 num_warps=8", "BM=64 BN=64 BK=64 STAGES=12 num_warps=4",
+      "BM=64 BN=128 BK=64 STAGES=8 num_warps=4",
       /* wgmma's 64- and 32-byte swizzles: b's rows of 32 bf16, a's rows of 16 */
       "BM=64 BN=32 BK=64 STAGES=12 num_warps=4", "BM=64 BN=64 BK=16 num_warps=4"},
      {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=512 n=512 k=512", "m=1000 n=130 k=72"},
