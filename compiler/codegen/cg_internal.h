@@ -60,6 +60,7 @@ typedef struct {
     bool store;          /* a store through shared memory (stage) */
     bool once;           /* store: after the warp-specialized loop, not in a tile loop */
     LLVMValueRef stage;  /* store: its staging tile (reserved with the rings, or scratch when once) */
+    int nbuf;            /* store: 0, a staging tile; else nbuf buffers of one panel, the tile's panels in turn */
     int fast;            /* the value dim stored contiguous: TMA dim 0 */
     int panel, box_rows; /* box, fastest first */
     int span;            /* the box's swizzle span in bytes (128, 64 or 32): panel elements' bytes */
@@ -357,8 +358,10 @@ int cg_ws_threads(const cg_ctx *C);
  * its loop, on one barrier: hoist_bar, a 32-bit shared address) */
 bool cg_ws_has_hoisted(const cg_ctx *C);
 LLVMValueRef cg_ws_hoist_bar(cg_ctx *C);
-/* whether store st could go out by TMA through a staging tile (cg_tma.c) */
+/* whether store st could go out by TMA through a staging tile, and the
+ * shared memory that staging takes beside `ring` bytes of rings (cg_tma.c) */
 bool cg_tma_store_may_stage(cg_ctx *C, ir_inst *st);
+int64_t cg_tma_store_stage_bytes(cg_ctx *C, ir_inst *st, int64_t ring);
 /* in a tile loop, their empty barrier: the consumers release each tile's
  * (count num_warps) before the producer loads the next tile's */
 LLVMValueRef cg_ws_hoist_empty(cg_ctx *C);

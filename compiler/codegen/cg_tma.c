@@ -519,6 +519,18 @@ const cg_tma *cg_tma_of(cg_ctx *C, const ir_inst *ld) {
  * thread 0 waits until the boxes have read it, not for the writes (the
  * program may end with them in flight, as CUTLASS's sm90 epilogue does).
  * Out-of-bounds box elements are not written, as the mask said.
+ *
+ * Where the whole staging tile and the rings do not fit together (a tile
+ * loop's 128x256 bf16 tile is 64 KB: beside four stages of 48 KB it is 32
+ * KB too many), the tile goes out a 64-column panel at a time through
+ * nbuf (2, else 1) buffers of one panel: before writing panel p into
+ * buffer p % nbuf, thread 0 waits until no more than nbuf - 1 bulk groups
+ * still read shared memory (the group of panel p - nbuf, of this tile or
+ * the last, one group per panel), the consumers meet, write, fence and
+ * meet again, and thread 0 issues the panel's boxes as a group. So a
+ * fourth stage costs two barriers per panel, not the TMA store. Only for
+ * layouts whose registers each fall in one panel known when compiling
+ * (fixed_chunks: the accumulators).
  * BLK_NO_TMA_STORE=1 keeps the stores on registers (A/B runs). */
 
 /* Bytes of the rings of loop (every slot). */
@@ -529,6 +541,8 @@ static int64_t ring_bytes(cg_ctx *C, ir_inst *loop) {
     return ring;
 }
 
+static bool fixed_chunks(const cg_lay_info *li, int n);
+
 /* Whether store st could go out by TMA through a staging tile (the form
  * consider_store takes, before its room and map checks): cg_ws.c counts
  * the staging tile against a tile loop's shared memory. */
@@ -538,6 +552,29 @@ bool cg_tma_store_may_stage(cg_ctx *C, ir_inst *st) {
     return !(st->flags & IRF_NO_TMA) && val->type.rank == 2 && val->type.dtype != DT_BOOL &&
            dtype_bytes((blk_dtype)val->type.dtype) == 2 &&
            access_as_desc(C, st->operands[0], st->num_operands > 2 ? st->operands[2] : NULL, &tf) && !tf.plane;
+}
+
+/* How many one-panel buffers store st (2-byte elements, whole panels)
+ * takes beside `ring` bytes of rings: 0 when its whole staging tile fits,
+ * else 2 or 1 where those fit and the value's registers each fall in one
+ * panel, else -1. */
+static int stage_buffers(cg_ctx *C, ir_inst *st, int64_t ring) {
+    ir_value *val = st->operands[1];
+    int rows = val->type.shape[0], cols = val->type.shape[1], panels = cols / 64;
+    int64_t room = C->tgt->smem_optin_max - 1024 - 256; /* 1 KB alignment, the static mbarriers (cg_ws.c) */
+    if (ring + (int64_t)rows * cols * 2 <= room) return 0;
+    cg_lay_info li;
+    cg_lay_shape(cg_lay(C, val), 2, val->type.shape, &li);
+    if (!fixed_chunks(&li, li.nregs)) return -1;
+    for (int nb = 2; nb >= 1; nb--)
+        if (nb < panels && panels % nb == 0 && ring + (int64_t)nb * rows * 128 <= room) return nb;
+    return -1;
+}
+
+int64_t cg_tma_store_stage_bytes(cg_ctx *C, ir_inst *st, int64_t ring) {
+    ir_value *val = st->operands[1];
+    int nb = val->type.shape[1] % 64 ? 0 : stage_buffers(C, st, ring);
+    return nb > 0 ? (int64_t)nb * val->type.shape[0] * 128 : 2 * ir_numel(val->type);
 }
 
 /* NULL when store st is planned for TMA, else why not. */
@@ -560,17 +597,19 @@ static const char *consider_store(cg_ctx *C, ir_inst *st, bool *staged, bool onc
     if (cols % panel || rows % R || R % 8) return "the tile is not whole 128-byte panels";
     /* the staging tile beside the rings (1 KB alignment, and the static
      * mbarriers: cg_ws.c) */
-    if ((once ? 0 : ring_bytes(C, C->ws_loop)) + (int64_t)rows * cols * eb + 1024 + 256 > C->tgt->smem_optin_max)
+    int nbuf = stage_buffers(C, st, once ? 0 : ring_bytes(C, C->ws_loop));
+    if (nbuf < 0 || (once && nbuf))
         return "its staging tile and the rings would not fit in shared memory together";
-    cg_tma m = {.ld = st, .store = true, .once = once, .fast = 1, .panel = panel, .box_rows = R, .span = 128,
+    cg_tma m = {.ld = st, .store = true, .once = once, .nbuf = nbuf, .fast = 1, .panel = panel, .box_rows = R, .span = 128,
                 .off = {tf.off[0], tf.off[1]},
                 .boxes = (cols / panel) * (rows / R)};
     const char *why = add_map(C, &tf, arg, &m);
     if (why) return why;
     *staged = true;
     if (C->remarks & CG_REMARKS)
-        diag_remark(C->diag, st->loc, "store in %s: by TMA from a staging tile, %d box%s of %dx%d (tensor map %s)",
-                    C->entry ? C->entry : C->f->name, m.boxes, m.boxes == 1 ? "" : "es", panel, R, m.meta);
+        diag_remark(C->diag, st->loc, "store in %s: by TMA from a staging tile%s, %d box%s of %dx%d (tensor map %s)",
+                    C->entry ? C->entry : C->f->name, nbuf ? " a panel at a time" : "", m.boxes,
+                    m.boxes == 1 ? "" : "es", panel, R, m.meta);
     return NULL;
 }
 
@@ -598,13 +637,13 @@ static bool has_tma_store(cg_ctx *C) {
     return false;
 }
 
-/* thread 0 (a consumer): "cp.async.bulk.wait_group[.read] 0" */
-static void bulk_wait(cg_ctx *C, bool read) {
+/* thread 0 (a consumer): "cp.async.bulk.wait_group[.read] n" */
+static void bulk_wait(cg_ctx *C, bool read, int n) {
     LLVMValueRef t0 = LLVMBuildZExt(C->b, LLVMBuildICmp(C->b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
-    cg_inline_asm(C, C->vd,
-                  read ? "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.wait_group.read 0; }"
-                       : "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.wait_group 0; }",
-                  "r,~{memory}", &t0, 1, true);
+    char text[100];
+    snprintf(text, sizeof text, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.wait_group%s %d; }",
+             read ? ".read" : "", n);
+    cg_inline_asm(C, C->vd, text, "r,~{memory}", &t0, 1, true);
 }
 
 /* The staging tiles, reserved with the rings before the tile loop's body
@@ -613,13 +652,16 @@ static void bulk_wait(cg_ctx *C, bool read) {
 void cg_tma_store_reserve(cg_ctx *C, blk_loc loc) {
     for (int j = 0; j < C->num_tma; j++) {
         cg_tma *m = &C->tma[j];
-        if (m->store && !m->once && !m->stage)
-            m->stage = cg_smem_reserve(C, loc, (int64_t)ir_numel(m->ld->operands[1]->type) * 2, 1024);
+        if (m->store && !m->once && !m->stage) {
+            ir_value *val = m->ld->operands[1];
+            int64_t bytes = m->nbuf ? (int64_t)m->nbuf * val->type.shape[0] * 128 : ir_numel(val->type) * 2;
+            m->stage = cg_smem_reserve(C, loc, bytes, 1024);
+        }
     }
 }
 
 void cg_tma_store_drain(cg_ctx *C) {
-    if (has_tma_store(C)) bulk_wait(C, false);
+    if (has_tma_store(C)) bulk_wait(C, false, 0);
 }
 
 /* The staging address of element (row, col) of a rows-row tile of 2-byte
@@ -671,8 +713,8 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
         cg_error(C, st->loc, "internal error: the tile store's staging memory was not reserved");
         return true;
     }
-    if (!m->once) { /* the previous tile's boxes have read the staging tile */
-        bulk_wait(C, true);
+    if (!m->once && !m->nbuf) { /* the previous tile's boxes have read the staging tile */
+        bulk_wait(C, true, 0);
         cg_barrier(C);
     }
     const lay_layout *l = cg_lay(C, val);
@@ -683,48 +725,15 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
     int64_t o0[IR_MAX_RANK], o1[IR_MAX_RANK];
     LLVMValueRef chunk_base[8] = {0}, tb = NULL, phase = NULL;
     bool fixed = fixed_chunks(&li, v.n);
+    if (m->nbuf && !fixed) { /* stage_buffers saw the same layout */
+        cg_error(C, st->loc, "internal error: a tile stored a panel at a time has registers across panels");
+        return true;
+    }
     if (fixed) {
         tb = LLVMBuildMul(b, li.base[0], cg_const_i32(C, 128), "");
         tb = LLVMBuildAdd(b, tb, LLVMBuildShl(b, li.base[1], cg_const_i32(C, 1), ""), "");
         phase = LLVMBuildAnd(b, li.base[0], cg_const_i32(C, 7), "");
     }
-    for (int r = 0; r < li.nregs && r < v.n; r++) {
-        LLVMValueRef at;
-        if (fixed) { /* the thread's address for chunk k, plus a constant */
-            cg_reg_offsets(&li, r, o0);
-            int k = (int)(o0[1] % 64 / 8);
-            if (!chunk_base[k]) {
-                LLVMValueRef sw = LLVMBuildShl(b, LLVMBuildXor(b, phase, cg_const_i32(C, k), ""), cg_const_i32(C, 4), "");
-                LLVMValueRef t = LLVMBuildAdd(b, tb, sw, "");
-                chunk_base[k] = LLVMBuildGEP2(b, C->i8, m->stage, &t, 1, "");
-            }
-            LLVMValueRef c = cg_const_i32(C, o0[1] / 64 * rows * 128 + o0[0] * 128 + o0[1] % 8 * 2);
-            at = LLVMBuildGEP2(b, C->i8, chunk_base[k], &c, 1, "");
-        } else {
-            LLVMValueRef row = cg_reg_coord(C, &li, r, 0);
-            at = stage_addr(C, m->stage, rows, row, cg_reg_coord(C, &li, r, 1));
-        }
-        /* a register and the next holding (row, col), (row, col + 1) with
-         * col even (a thread's base is a multiple of its spt): one 4-byte
-         * store, inside one 16-byte chunk */
-        bool two = false;
-        if (r + 1 < li.nregs && r + 1 < v.n && li.f.spt[li.f.dims[1]] % 2 == 0) {
-            cg_reg_offsets(&li, r, o0);
-            cg_reg_offsets(&li, r + 1, o1);
-            two = o0[0] == o1[0] && o1[1] == o0[1] + 1 && o0[1] % 2 == 0;
-        }
-        LLVMValueRef x = v.v[r], s;
-        if (two) {
-            x = LLVMBuildInsertElement(b, LLVMGetUndef(pair), x, cg_const_i32(C, 0), "");
-            x = LLVMBuildInsertElement(b, x, v.v[r + 1], cg_const_i32(C, 1), "");
-            r++;
-        }
-        s = LLVMBuildStore(b, x, at);
-        LLVMSetAlignment(s, two ? 4 : 2);
-    }
-    fence_async_smem(C); /* each writer's generic stores, before the async proxy reads them */
-    cg_barrier(C);
-    /* thread 0: the boxes, one bulk group */
     LLVMValueRef t0 = LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntEQ, C->tid, cg_const_i32(C, 0), ""), C->i32, "");
     LLVMValueRef off[2];
     for (int d = 0; d < 2; d++) {
@@ -735,19 +744,69 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
         }
     }
     LLVMValueRef base32 = LLVMBuildPtrToInt(b, m->stage, C->i32, "");
-    for (int p = 0; p < cols / m->panel; p++)
-        for (int q = 0; q < rows / m->box_rows; q++) {
-            char text[320];
-            snprintf(text, sizeof text,
-                     "{ .reg .pred p; .reg .b32 s, x, y; setp.ne.b32 p, $4, 0; add.s32 s, $0, %d; add.s32 x, $2, %d; "
-                     "add.s32 y, $3, %d; @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {x, y}], [s]; }",
-                     p * rows * 128 + q * m->box_rows * 128, p * m->panel, q * m->box_rows);
-            LLVMValueRef args[5] = {base32, m->map, off[1], off[0], t0};
-            cg_inline_asm(C, C->vd, text, "r,l,r,r,r,~{memory}", args, 5, true);
+    /* one round: the whole tile; or one per panel, panel p through buffer p % nbuf */
+    int panels = cols / m->panel, rounds = m->nbuf ? panels : 1;
+    for (int round = 0; round < rounds; round++) {
+        if (m->nbuf) { /* the group of panel round - nbuf has read the buffer */
+            bulk_wait(C, true, m->nbuf - 1);
+            cg_barrier(C);
         }
-    cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.commit_group; }", "r,~{memory}",
-                  &t0, 1, true);
-    if (m->once) bulk_wait(C, true); /* the scratch is free again once read (the writes land after the program) */
+        for (int r = 0; r < li.nregs && r < v.n; r++) {
+            cg_reg_offsets(&li, r, o0);
+            /* a register and the next holding (row, col), (row, col + 1) with
+             * col even (a thread's base is a multiple of its spt): one 4-byte
+             * store, inside one 16-byte chunk */
+            bool two = false;
+            if (r + 1 < li.nregs && r + 1 < v.n && li.f.spt[li.f.dims[1]] % 2 == 0) {
+                cg_reg_offsets(&li, r + 1, o1);
+                two = o0[0] == o1[0] && o1[1] == o0[1] + 1 && o0[1] % 2 == 0;
+            }
+            if (m->nbuf && o0[1] / 64 != round) { /* another round's panel */
+                r += two;
+                continue;
+            }
+            LLVMValueRef at;
+            if (fixed) { /* the thread's address for chunk k, plus a constant */
+                int k = (int)(o0[1] % 64 / 8);
+                if (!chunk_base[k]) {
+                    LLVMValueRef sw = LLVMBuildShl(b, LLVMBuildXor(b, phase, cg_const_i32(C, k), ""), cg_const_i32(C, 4), "");
+                    LLVMValueRef t = LLVMBuildAdd(b, tb, sw, "");
+                    chunk_base[k] = LLVMBuildGEP2(b, C->i8, m->stage, &t, 1, "");
+                }
+                int64_t slot = m->nbuf ? round % m->nbuf : o0[1] / 64;
+                LLVMValueRef c = cg_const_i32(C, slot * rows * 128 + o0[0] * 128 + o0[1] % 8 * 2);
+                at = LLVMBuildGEP2(b, C->i8, chunk_base[k], &c, 1, "");
+            } else {
+                LLVMValueRef row = cg_reg_coord(C, &li, r, 0);
+                at = stage_addr(C, m->stage, rows, row, cg_reg_coord(C, &li, r, 1));
+            }
+            LLVMValueRef x = v.v[r], s;
+            if (two) {
+                x = LLVMBuildInsertElement(b, LLVMGetUndef(pair), x, cg_const_i32(C, 0), "");
+                x = LLVMBuildInsertElement(b, x, v.v[r + 1], cg_const_i32(C, 1), "");
+                r++;
+            }
+            s = LLVMBuildStore(b, x, at);
+            LLVMSetAlignment(s, two ? 4 : 2);
+        }
+        fence_async_smem(C); /* each writer's generic stores, before the async proxy reads them */
+        cg_barrier(C);
+        /* thread 0: this round's boxes, one bulk group */
+        for (int p = m->nbuf ? round : 0; p < (m->nbuf ? round + 1 : panels); p++)
+            for (int q = 0; q < rows / m->box_rows; q++) {
+                char text[320];
+                int slot = m->nbuf ? p % m->nbuf : p;
+                snprintf(text, sizeof text,
+                         "{ .reg .pred p; .reg .b32 s, x, y; setp.ne.b32 p, $4, 0; add.s32 s, $0, %d; add.s32 x, $2, %d; "
+                         "add.s32 y, $3, %d; @p cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$1, {x, y}], [s]; }",
+                         slot * rows * 128 + q * m->box_rows * 128, p * m->panel, q * m->box_rows);
+                LLVMValueRef args[5] = {base32, m->map, off[1], off[0], t0};
+                cg_inline_asm(C, C->vd, text, "r,l,r,r,r,~{memory}", args, 5, true);
+            }
+        cg_inline_asm(C, C->vd, "{ .reg .pred p; setp.ne.b32 p, $0, 0; @p cp.async.bulk.commit_group; }", "r,~{memory}",
+                      &t0, 1, true);
+    }
+    if (m->once) bulk_wait(C, true, 0); /* the scratch is free again once read (the writes land after the program) */
     return true;
 }
 

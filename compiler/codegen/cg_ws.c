@@ -175,7 +175,9 @@ static const char *consider(cg_ctx *C, ir_inst *loop, bool *mark, ir_inst **oute
             if (!val || val->type.rank != 2) continue;
             int eb = val->type.dtype == DT_BOOL ? 1 : dtype_bytes((blk_dtype)val->type.dtype);
             const lay_layout *held = cg_lay(C, val), *written = cg_lay(C, i->operands[0]);
-            if (!lay_eq(held, written) || cg_tma_store_may_stage(C, i))
+            if (cg_tma_store_may_stage(C, i)) /* the whole tile, or a panel or two at a time */
+                tile += cg_tma_store_stage_bytes(C, i, ring);
+            else if (!lay_eq(held, written))
                 tile += (int64_t)eb * ir_numel(val->type);
         }
         if (ring + tile > C->tgt->smem_optin_max)

@@ -215,9 +215,11 @@ static const gk_kernel gk_table[] = {
     /* the defaults are warp-specialized across the tile loop on sm_90a (slots and phases run on
      * from tile to tile: k of 1, 3 and 5 iterations, tiles per program from 0 to many) */
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "5", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4", "BM=128 BN=64 STAGES=8"}, GK_MM_SIZES, TOL_BF16},
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4", "BM=128 BN=64 STAGES=8",
+      /* the default (4 stages) stores its tile a panel at a time; 3 stages stage the whole tile */
+      "STAGES=3", "BM=128 BN=128 STAGES=6"}, GK_MM_SIZES, TOL_BF16},
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
-     {"", "BM=64 BN=64 BK=32 GROUP=3", "TMA_STORE=false"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
+     {"", "BM=64 BN=64 BK=32 GROUP=3", "TMA_STORE=false", "STAGES=3 GROUP=16"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
      "m=1500 n=2100 k=300"}, TOL_BF16},
     /* split-K: SPLIT programs per tile, the last sums the partials (acq_rel tickets) */
     {"matmul.blk", "matmul_splitk",
