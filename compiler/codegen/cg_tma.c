@@ -563,6 +563,7 @@ static int stage_buffers(cg_ctx *C, ir_inst *st, int64_t ring) {
     int rows = val->type.shape[0], cols = val->type.shape[1], panels = cols / 64;
     int64_t room = C->tgt->smem_optin_max - 1024 - 256; /* 1 KB alignment, the static mbarriers (cg_ws.c) */
     if (ring + (int64_t)rows * cols * 2 <= room) return 0;
+    if (cols % 64) return -1;
     cg_lay_info li;
     cg_lay_shape(cg_lay(C, val), 2, val->type.shape, &li);
     if (!fixed_chunks(&li, li.nregs)) return -1;
@@ -571,10 +572,14 @@ static int stage_buffers(cg_ctx *C, ir_inst *st, int64_t ring) {
     return -1;
 }
 
+/* The staging memory of a 2-byte tile val: the whole tile, or nbuf
+ * buffers of one 64-column panel (128-byte rows). */
+static int64_t stage_size(const ir_value *val, int nbuf) {
+    return nbuf > 0 ? (int64_t)nbuf * val->type.shape[0] * 128 : 2 * ir_numel(val->type);
+}
+
 int64_t cg_tma_store_stage_bytes(cg_ctx *C, ir_inst *st, int64_t ring) {
-    ir_value *val = st->operands[1];
-    int nb = val->type.shape[1] % 64 ? 0 : stage_buffers(C, st, ring);
-    return nb > 0 ? (int64_t)nb * val->type.shape[0] * 128 : 2 * ir_numel(val->type);
+    return stage_size(st->operands[1], stage_buffers(C, st, ring));
 }
 
 /* NULL when store st is planned for TMA, else why not. */
@@ -652,11 +657,8 @@ static void bulk_wait(cg_ctx *C, bool read, int n) {
 void cg_tma_store_reserve(cg_ctx *C, blk_loc loc) {
     for (int j = 0; j < C->num_tma; j++) {
         cg_tma *m = &C->tma[j];
-        if (m->store && !m->once && !m->stage) {
-            ir_value *val = m->ld->operands[1];
-            int64_t bytes = m->nbuf ? (int64_t)m->nbuf * val->type.shape[0] * 128 : ir_numel(val->type) * 2;
-            m->stage = cg_smem_reserve(C, loc, bytes, 1024);
-        }
+        if (m->store && !m->once && !m->stage)
+            m->stage = cg_smem_reserve(C, loc, stage_size(m->ld->operands[1], m->nbuf), 1024);
     }
 }
 
@@ -792,7 +794,8 @@ bool cg_tma_store(cg_ctx *C, ir_inst *st) {
         fence_async_smem(C); /* each writer's generic stores, before the async proxy reads them */
         cg_barrier(C);
         /* thread 0: this round's boxes, one bulk group */
-        for (int p = m->nbuf ? round : 0; p < (m->nbuf ? round + 1 : panels); p++)
+        int p0 = m->nbuf ? round : 0, p1 = m->nbuf ? round + 1 : panels;
+        for (int p = p0; p < p1; p++)
             for (int q = 0; q < rows / m->box_rows; q++) {
                 char text[320];
                 int slot = m->nbuf ? p % m->nbuf : p;
