@@ -246,6 +246,11 @@ blkrt_status rt_gpu_launch(blkrt_kernel *k, const rt_variant *v, const uint32_t 
      * driver has cuLaunchKernelEx; else a plain launch, which the variant's
      * code runs correctly as 1-CTA clusters (docs/runtime.md). */
     bool cluster = v->cluster > 1 && grid[0] % (uint32_t)v->cluster == 0 && d->cu->cuLaunchKernelEx;
+    if (v->cluster_required && !cluster) {
+        rt_ctx_leave(d, &sc);
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "kernel '%s': runs in clusters (@cluster) and this driver has no "
+                      "cuLaunchKernelEx", k->name);
+    }
     const char *api = cluster ? "cuLaunchKernelEx" : "cuLaunchKernel";
     if (r == RT_CUDA_SUCCESS) {
         if (prof) rt_prof_begin(&pl, k, v, s, cs);

@@ -59,6 +59,16 @@ static blkrt_status check_shared(const blkrt_kernel *k, const rt_variant *v, con
     return BLKRT_OK;
 }
 
+/* A kernel with @cluster(N) runs in clusters of N programs along x: its
+ * code meets the cluster's other programs, so grid x must divide. */
+static blkrt_status check_cluster(const blkrt_kernel *k, const rt_variant *v, const uint32_t grid[3]) {
+    if (!v->cluster_required || grid[0] % (uint32_t)v->cluster == 0) return BLKRT_OK;
+    return rt_err(BLKRT_ERR_INVALID_LAUNCH,
+                  "kernel '%s': runs in clusters of %d programs along axis 0 (@cluster), so grid[0] must be a multiple "
+                  "of %d, got %u",
+                  k->name, v->cluster, v->cluster, grid[0]);
+}
+
 /* A variant whose tensor maps cannot be encoded for these arguments. */
 static blkrt_status maps_unfit(const blkrt_kernel *k, const rt_variant *v, const blkrt_arg *args) {
     rt_tmap_args ta[RT_MAX_TMAPS];
@@ -148,6 +158,7 @@ blkrt_status blkrt_launch(blkrt_kernel *k, const uint32_t grid[3], const blkrt_a
     if (!grid) return rt_err(BLKRT_ERR_INVALID_VALUE, "blkrt_launch: grid is NULL");
     if ((st = prepare(k, args, nargs, slots, params, ta, &v, "blkrt_launch"))) return st;
     if ((st = check_grid(k, d, grid))) return st;
+    if ((st = check_cluster(k, v, grid))) return st;
     unsigned threads = 32u * (unsigned)v->num_warps;
     if ((st = check_block(k, v, d, threads, "32 x num_warps"))) return st;
     if ((st = check_shared(k, v, d, (unsigned)v->shared))) return st;
@@ -188,6 +199,9 @@ blkrt_status blkrt_launch_raw(blkrt_kernel *k, const uint32_t grid[3], const uin
     rt_variant *v = k->lazy ? NULL : &k->variants[k->nvariants - 1];
     if (k->lazy && (st = rt_lazy_get(k, 0, 0, &v))) return st;
     if ((st = check_grid(k, d, grid))) return st;
+    if (v->cluster_required)
+        return rt_err(BLKRT_ERR_UNSUPPORTED, "blkrt_launch_raw: kernel '%s' runs in clusters (@cluster); launch it with "
+                      "blkrt_launch", k->name);
     unsigned long threads = 1;
     for (int i = 0; i < 3; i++) {
         if (block[i] == 0 || block[i] > (uint32_t)d->max_block[i])

@@ -149,7 +149,8 @@ static blkrt_status check_variant(const blkrt_kernel *k, rt_lazy_variant *n, uin
                       "described", k->name);
     const rt_meta_variant *mv = &mk->variants[0];
     n->v = (rt_variant){.entry = mv->entry, .num_warps = mv->num_warps, .shared = mv->shared, .meta_line = mv->line,
-                        .ntmaps = mv->ntmaps, .tmaps = mv->tmaps, .cluster = mv->cluster};
+                        .ntmaps = mv->ntmaps, .tmaps = mv->tmaps, .cluster = mv->cluster,
+                        .cluster_required = mv->cluster_required};
     for (int p = 0; p < mk->nparams; p++) {
         if (mv->spec[p] == RT_SPEC_D16) n->v.need_d16 |= UINT64_C(1) << p;
         if (mv->spec[p] == RT_SPEC_EQ1) n->v.need_eq1 |= UINT64_C(1) << p;

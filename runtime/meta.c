@@ -2,6 +2,7 @@
  *
  *   line    := ws* "//" ws* "blk-meta" ws+ "v1" (ws+ field)*
  *   field   := key "=" value       keys: kernel entry num_warps shared params consts spec nospec tmaps cluster
+ *                                  cluster_required
  *   params  := "" | param ("," param)*      param := name ":" type
  *   type    := scalar | "*" scalar | "*const." scalar   ("*const " scalar is accepted too)
  *   consts  := "" | const ("," const)*      const := name ":" scalar ":" literal
@@ -12,6 +13,8 @@
  *                                           factor := decimal | int param
  *   box     := int ("," int)*               swizzle := 0 | 32 | 64 | 128
  *   cluster := 1 | 2 | 4 | 8                CTAs per thread-block cluster along grid x (default 1)
+ *   cluster_required := 0 | 1               1: the code needs its clusters (a kernel's @cluster), so
+ *                                           every launch is one and grid x a multiple of cluster
  *
  * Fields are separated by spaces; in the accepted "*const T" spelling the one
  * space belongs to the type. Every error names its line; the parser never trusts the text
@@ -482,8 +485,9 @@ typedef struct {
 } line_result;
 
 static const char *const keys[] = {"kernel", "entry", "num_warps", "shared", "params",
-                                   "consts", "spec",  "nospec",    "tmaps",  "cluster"};
-enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_TMAPS, K_CLUSTER, K_COUNT };
+                                   "consts", "spec",  "nospec",    "tmaps",  "cluster", "cluster_required"};
+enum { K_KERNEL, K_ENTRY, K_NUM_WARPS, K_SHARED, K_PARAMS, K_CONSTS, K_SPEC, K_NOSPEC, K_TMAPS, K_CLUSTER,
+       K_CLUSTER_REQUIRED, K_COUNT };
 
 /* cluster=N: the entry's code is written for clusters of N CTAs along grid
  * x and also runs correctly without one (a 1-CTA cluster), so a launch may
@@ -542,6 +546,12 @@ static bool parse_line(parser *P, const char *s, const char *end, line_result *o
     if (!parse_nospec(P, seen[K_NOSPEC] ? val[K_NOSPEC] : (slice){"", 0}, &out->k)) return false;
     if (!parse_spec(P, seen[K_SPEC] ? val[K_SPEC] : (slice){NULL, 0}, &out->k, &out->v)) return false;
     if (!parse_cluster(P, seen[K_CLUSTER] ? val[K_CLUSTER] : (slice){NULL, 0}, &out->v)) return false;
+    if (seen[K_CLUSTER_REQUIRED]) {
+        if (!parse_int(P, val[K_CLUSTER_REQUIRED], "cluster_required", 0, 1, &x)) return false;
+        out->v.cluster_required = x == 1;
+        if (out->v.cluster_required && out->v.cluster < 2)
+            FAIL(P, "blk-meta line %d: cluster_required=1 needs cluster= of 2, 4 or 8", P->line);
+    }
     return parse_tmaps(P, seen[K_TMAPS] ? val[K_TMAPS] : (slice){"", 0}, &out->k, &out->v);
 }
 

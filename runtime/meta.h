@@ -82,6 +82,7 @@ typedef struct {
     int ntmaps;            /* tmaps=: 0 on lines without it */
     rt_tmap *tmaps;
     int cluster;           /* cluster=: CTAs per cluster along grid x (1, 2, 4, 8); 1 on lines without it */
+    bool cluster_required; /* cluster_required=1: the code needs its clusters (@cluster); every launch is one */
 } rt_meta_variant;
 
 typedef struct {

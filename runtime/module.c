@@ -177,7 +177,8 @@ blkrt_status rt_module_bind_kernels(blkrt_module *m) {
             const rt_meta_variant *mv = &mk->variants[j];
             rt_variant v = {.entry = mv->entry, .num_warps = mv->num_warps, .shared = mv->shared,
                             .meta_line = mv->line, .ntmaps = mv->ntmaps, .tmaps = mv->tmaps,
-                            .cluster = mv->cluster};
+                            .cluster = mv->cluster,
+                            .cluster_required = mv->cluster_required};
             for (int p = 0; p < mk->nparams; p++) {
                 if (mv->spec[p] == RT_SPEC_D16) v.need_d16 |= UINT64_C(1) << p;
                 if (mv->spec[p] == RT_SPEC_EQ1) v.need_eq1 |= UINT64_C(1) << p;

@@ -280,6 +280,7 @@ typedef struct {
     int ntmaps;              /* tensor maps passed after the declared params (tmaps=) */
     const rt_tmap *tmaps;    /* in the module's (or lazy variant's) meta */
     int cluster;             /* cluster=: CTAs per cluster along grid x; 0 or 1: plain launches */
+    bool cluster_required;   /* cluster_required=1 (@cluster): never a plain launch; grid x a multiple of cluster */
 } rt_variant;
 
 /* A variant of a kernel from source, compiled at its first launch (lazy.c).

@@ -15,6 +15,7 @@
  *   cg_flow.c         a lowering's own ifs and loops, entry-block allocas
  *   cg_print.c        print (device vprintf), assert (__assertfail)
  *   cg_dot.c          dot: shared-memory tiles, ldmatrix, mma.sync
+ *   cg_cluster.c      @cluster kernels: cluster_sum through distributed shared memory
  *
  * A block value is, in each thread, the array of LLVM values of the elements
  * that thread owns under the value's layout (cg_val.v[0..n-1], in the
@@ -119,6 +120,12 @@ typedef struct {
                                     * (always with ws_outer: cg_pipe_begin clears it only for a loop
                                     * of its own) */
     LLVMValueRef cl_rank, cl_size; /* i32 %cluster_ctarank, %cluster_nctarank (1 or 2 at run time) */
+    /* a kernel's own @cluster (cg_cluster.c): its cluster_sum ops and each
+     * one's receive buffer (reserved shared memory) */
+#define CG_MAX_CLUSTER_SUMS 8
+    ir_inst *csum_ops[CG_MAX_CLUSTER_SUMS];
+    LLVMValueRef csum_buf[CG_MAX_CLUSTER_SUMS];
+    int ncsum;
     bool pid_peer;                 /* lowering the peer's slice: program_id(0) is the other program's */
     LLVMValueRef cl_turn;          /* i32: the producer's iteration count; box j of a shared ring is
                                     * issued by rank (cl_turn + j) % 2 */
@@ -274,6 +281,10 @@ bool cg_convert_op(cg_ctx *C, ir_inst *in);
 bool cg_control(cg_ctx *C, ir_inst *in);
 bool cg_print(cg_ctx *C, ir_inst *in); /* cg_print.c: PRINT through vprintf, ASSERT through __assertfail */
 bool cg_dot(cg_ctx *C, ir_inst *in);   /* cg_dot.c: DOT on the tensor cores */
+/* cg_cluster.c: at entry, a @cluster kernel's barriers (then the cluster
+ * meets); CLUSTER_SUM */
+void cg_cluster_entry(cg_ctx *C);
+bool cg_cluster_sum(cg_ctx *C, ir_inst *in);
 /* cg_memory.c: a load in pieces: prepare (address, mask, other; the result
  * allocated) where the load is, then its registers [r0, r1) (multiples of
  * parts->vec) wherever they are wanted. */

@@ -296,7 +296,7 @@ void cg_region_inst(cg_ctx *C, ir_inst *in) {
     }
     if (cg_pipe_inst(C, in)) return;
     if (cg_control(C, in) || cg_elementwise(C, in) || cg_memory(C, in) || cg_reduce(C, in) || cg_sort(C, in) ||
-        cg_convert_op(C, in) || cg_print(C, in) || cg_dot(C, in))
+        cg_convert_op(C, in) || cg_print(C, in) || cg_dot(C, in) || cg_cluster_sum(C, in))
         return;
     cg_error(C, in->loc, "'%s' is not supported by the PTX backend", ir_op_table[in->op].name);
     /* give results placeholder values so lowering can go on and report more */
@@ -367,7 +367,10 @@ static void write_meta(cg_ctx *C, blk_strbuf *out, const ir_func *f, const char 
     for (int j = 0; j < f->do_not_specialize.len; j++)
         sb_printf(out, "%s%s", j ? "," : " nospec=", param_name(f, f->do_not_specialize.data[j]));
     if (C) cg_tma_meta(C, out);
-    if (C && C->cluster) sb_printf(out, " cluster=%d", C->cluster); /* cg_ws.c; the runtime launches pairs */
+    if (f->cluster > 1) /* @cluster: its code needs the cluster, so every launch is one (runtime/meta.c) */
+        sb_printf(out, " cluster=%d cluster_required=1", f->cluster);
+    else if (C && C->cluster)
+        sb_printf(out, " cluster=%d", C->cluster); /* cg_ws.c; the runtime launches pairs */
     sb_putc(out, '\n');
 }
 
@@ -452,6 +455,7 @@ static LLVMValueRef lower_variant(cg_ctx *C, ir_func *f, const ax_spec *spec, co
         cg_set(C, p, x);
     }
     cg_tma_prefetch(C);
+    cg_cluster_entry(C);
     cg_ws_entry(C);
     cg_region(C, body);
     if (!LLVMGetBasicBlockTerminator(LLVMGetInsertBlock(C->b))) LLVMBuildRetVoid(C->b);

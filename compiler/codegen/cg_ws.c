@@ -287,6 +287,7 @@ static const char *consider_cluster(cg_ctx *C) {
      * tiles, as CUTLASS's own on this GPU (docs/codegen.md, "Clusters") */
     const char *on = getenv("BLK_CLUSTER");
     if (!tgt_has(C->tgt, TGT_CAP_CLUSTER) || !on || !*on || !strcmp(on, "0")) return "";
+    if (C->f->cluster > 1) return "the kernel has clusters of its own (@cluster)";
     if (C->ws_outer) return "its loop is nested in a tile loop (the pair's trip counts may differ)";
     if (cg_ws_has_hoisted(C)) return "a tile is loaded by TMA before the loop";
     unsigned char *memo = ARENA_ARRAY(C->a, unsigned char, C->num_values + 1);

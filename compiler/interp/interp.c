@@ -230,6 +230,7 @@ static interp_sig exec_inst(interp *I, ir_inst *in, ir_inst **term) {
     case IR_DOT: return interp_dot(I, in);
     case IR_PRINT: return interp_print(I, in);
     case IR_ASSERT: return interp_assert(I, in);
+    case IR_CLUSTER_SUM: return interp_cluster_sum_op(I, in);
     case IR_CALL:
         interp_error(I, in, "call to '%s' was not inlined", in->callee ? in->callee->name : "?");
         return SIG_ERROR;
@@ -357,6 +358,7 @@ static blk_status run_grid(interp *I) {
                     interp_error(I, t, "%s outside a loop", s == SIG_BREAK ? "break" : "continue");
                     return BLK_ERR_RUNTIME;
                 }
+                if ((x + 1) % (unsigned)I->func->cluster == 0 && !interp_cluster_done(I, false)) return BLK_ERR_RUNTIME;
             }
     return BLK_OK;
 }
@@ -395,6 +397,11 @@ blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, i
     I.out = print_out ? print_out : stdout;
     I.max_steps = max_steps;
     for (int d = 0; d < 3; d++) I.grid[d] = grid[d];
+    if (f->cluster > 1 && grid[0] % (unsigned)f->cluster != 0) {
+        diag_error(diag, f->loc, "interpreter: kernel '%s' runs in clusters of %d programs along axis 0 (@cluster): "
+                   "grid x = %u is not a multiple of %d", f->name, f->cluster, grid[0], f->cluster);
+        return BLK_ERR_USAGE;
+    }
     I.num_values = ir_number_values(f);
     if (!interp_check_func(f, I.num_values, diag)) return BLK_ERR_INTERNAL;
     size_t maxn = (size_t)li.max_numel;
@@ -419,6 +426,7 @@ blk_status interp_run(ir_func *f, const unsigned grid[3], const blk_arg *args, i
     free(I.ptr_args);
     free(I.scratch_f32);
     free(I.scratch_idx);
+    interp_cluster_done(&I, true);
     if (I.out) fflush(I.out);
     return st;
 }

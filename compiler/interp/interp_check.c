@@ -138,6 +138,11 @@ static void check_inst(checker *c, const ir_inst *in) {
     case IR_IF:
         if (in->num_regions < 1 || ir_is_block(in->operands[0]->type)) bad(c, in, "needs a scalar condition and a region");
         return;
+    case IR_CLUSTER_SUM:
+        if (in->num_operands != 1 || in->num_results != 1 || !fits(in, 0, numel(in->results[0])) ||
+            in->operands[0]->type.dtype != DT_F32)
+            bad(c, in, "cluster_sum needs one f32 operand the size of its result");
+        return;
     default: return;
     }
 }

@@ -34,6 +34,16 @@ typedef struct {
     const char *name;
 } interp_ptr_arg;
 
+/* A cluster_sum in flight: the sum of the programs of one cluster that
+ * reached it so far (they run one after another, ranks in order). */
+typedef struct {
+    const ir_inst *in;
+    unsigned cluster[3]; /* pid / (N, 1, 1) of the programs that added */
+    int arrived;         /* ranks 0 .. arrived - 1 added; N: done */
+    int64_t n;
+    float *acc;
+} interp_cluster_sum;
+
 typedef struct {
     ir_func *func;
     blk_diag *diag;
@@ -52,6 +62,8 @@ typedef struct {
     /* scratch for ops that need it, each sized for the largest value */
     float *scratch_f32;        /* 3 * max_numel */
     int32_t *scratch_idx;      /* 2 * max_numel */
+    interp_cluster_sum *csum;  /* one per cluster_sum op reached (interp_reduce.c) */
+    int ncsum;
 } interp;
 
 static inline ir_scalar_val *interp_val(const interp *I, const ir_value *v) { return I->vals[v->id]; }
@@ -70,6 +82,10 @@ interp_sig interp_reduce(interp *I, ir_inst *in);    /* interp_reduce.c */
 interp_sig interp_dot(interp *I, ir_inst *in);       /* interp_dot.c */
 interp_sig interp_print(interp *I, ir_inst *in);     /* interp_print.c */
 interp_sig interp_assert(interp *I, ir_inst *in);    /* interp_print.c */
+interp_sig interp_cluster_sum_op(interp *I, ir_inst *in); /* interp_reduce.c */
+/* After a cluster's last program: every cluster_sum its first reached, all
+ * of it reached (false after reporting); frees them at the end (done). */
+bool interp_cluster_done(interp *I, bool done);
 
 /* Check the shape facts execution relies on (interp_check.c); false after
  * reporting malformed IR. Values must be numbered. */

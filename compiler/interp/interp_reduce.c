@@ -25,6 +25,7 @@
  *                  results: values and their i32 indices along the axis.
  */
 #include <math.h>
+#include <stdlib.h>
 
 #include "interp_impl.h"
 
@@ -242,4 +243,74 @@ interp_sig interp_reduce(interp *I, ir_inst *in) {
     case IR_SCAN: case IR_SCAN_REGION: return exec_scan(I, in);
     default: return exec_sort(I, in);
     }
+}
+
+/* ---- cluster_sum: across the programs of a cluster ---- */
+
+/* Programs run one after another, x fastest, so a cluster's programs (N
+ * consecutive x) run in rank order with no other program between them:
+ * rank 0 starts the sum, each later rank adds its x in f32 (the GPU's
+ * order: ((x0 + x1) + x2) + ...), and rank N - 1 gets the sum. */
+interp_sig interp_cluster_sum_op(interp *I, ir_inst *in) {
+    ir_value *v = in->operands[0];
+    int n_cl = I->func->cluster > 1 ? I->func->cluster : 1;
+    int rank = (int)(I->pid[0] % (unsigned)n_cl);
+    unsigned cl[3] = {I->pid[0] / (unsigned)n_cl, I->pid[1], I->pid[2]};
+    int64_t n = ir_numel(v->type);
+    const ir_scalar_val *x = interp_val(I, v);
+    ir_scalar_val *r = interp_val(I, in->results[0]);
+    interp_cluster_sum *e = NULL;
+    for (int k = 0; k < I->ncsum && !e; k++)
+        if (I->csum[k].in == in) e = &I->csum[k];
+    if (!e) {
+        interp_cluster_sum *grown = blk_realloc(I->csum, sizeof *grown * (size_t)(I->ncsum + 1));
+        float *acc = blk_malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+        if (!grown || !acc) {
+            free(acc);
+            if (grown) I->csum = grown;
+            interp_error(I, in, "out of memory for cluster_sum");
+            return SIG_ERROR;
+        }
+        I->csum = grown;
+        e = &I->csum[I->ncsum++];
+        *e = (interp_cluster_sum){.in = in, .arrived = n_cl, .n = n, .acc = acc};
+    }
+    bool same = e->arrived < n_cl && e->cluster[0] == cl[0] && e->cluster[1] == cl[1] && e->cluster[2] == cl[2];
+    if (rank == 0 ? e->arrived < n_cl : !same || e->arrived != rank) {
+        interp_error(I, in, "cluster_sum reached twice by a program, or not by every program of its cluster "
+                     "(every program of the cluster must reach it exactly once)");
+        return SIG_ERROR;
+    }
+    if (rank == 0) {
+        e->cluster[0] = cl[0], e->cluster[1] = cl[1], e->cluster[2] = cl[2];
+        e->arrived = 0;
+        for (int64_t k = 0; k < n; k++) e->acc[k] = (float)x[k].f;
+    } else {
+        for (int64_t k = 0; k < n; k++) e->acc[k] = e->acc[k] + (float)x[k].f;
+    }
+    e->arrived++;
+    for (int64_t k = 0; k < n; k++) r[k].f = e->arrived == n_cl ? (double)e->acc[k] : x[k].f;
+    return SIG_NEXT;
+}
+
+bool interp_cluster_done(interp *I, bool done) {
+    bool ok = true;
+    for (int k = 0; k < I->ncsum; k++) {
+        interp_cluster_sum *e = &I->csum[k];
+        if (!done && e->arrived < I->func->cluster) {
+            interp_error(I, e->in, "cluster_sum not reached by every program of cluster %u (programs %u to %u along "
+                         "axis 0): %d of %d reached it", e->cluster[0], e->cluster[0] * (unsigned)I->func->cluster,
+                         e->cluster[0] * (unsigned)I->func->cluster + (unsigned)I->func->cluster - 1, e->arrived,
+                         I->func->cluster);
+            ok = false;
+            break;
+        }
+        if (done) free(e->acc);
+    }
+    if (done) {
+        free(I->csum);
+        I->csum = NULL;
+        I->ncsum = 0;
+    }
+    return ok;
 }

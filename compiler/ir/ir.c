@@ -27,6 +27,7 @@ ir_func *ir_func_new(ir_module *m, const char *name, bool is_kernel, blk_loc loc
      * do; sema sets both for every kernel it lowers (sema/kernel.c) */
     f->num_warps = tgt_default()->default_num_warps;
     f->num_stages = tgt_default()->default_num_stages;
+    f->cluster = 1;
     f->body = ir_region_new(f, NULL);
     if (m->last) m->last->next = f; else m->first = f;
     m->last = f;

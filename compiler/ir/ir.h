@@ -152,6 +152,7 @@ struct ir_func {
     VEC(int) do_not_specialize;          /* kernels: runtime parameters (indexes, ascending) no
                                             variant assumes anything of (@do_not_specialize) */
     int num_warps, num_stages;
+    int cluster;        /* kernels: @cluster(N), programs per thread-block cluster along axis 0 (1: none) */
     ir_func *next;
 };
 

@@ -386,6 +386,7 @@ void ir_print_func(blk_strbuf *out, ir_func *f) {
         if (f->result_types.len > 1) sb_puts(out, ")");
     }
     if (f->is_kernel) sb_printf(out, " num_warps=%d num_stages=%d", f->num_warps, f->num_stages);
+    if (f->is_kernel && f->cluster > 1) sb_printf(out, " cluster=%d", f->cluster);
     if (f->do_not_specialize.len > 0) {
         sb_puts(out, " do_not_specialize(");
         for (int k = 0; k < f->do_not_specialize.len; k++) {

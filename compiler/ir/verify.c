@@ -594,6 +594,12 @@ static void check_op(verifier *V, const ir_inst *i) {
         if (i->axis < 0 || i->axis > 2) fail(V, i, "axis %d is not 0, 1 or 2", i->axis);
         expect_type(V, i, "result", rty(i, 0), ir_scalar(DT_I32));
         break;
+    case IR_CLUSTER_SUM:
+        expect_type(V, i, "result", rty(i, 0), ty(i, 0));
+        if (ty(i, 0).dtype != DT_F32) fail(V, i, "cluster_sum of %s (f32 only)", tstr(ty(i, 0), b1));
+        /* a device fn's is checked where it is inlined into a kernel */
+        if (V->func->is_kernel && V->func->cluster < 2) fail(V, i, "cluster_sum in a kernel without @cluster");
+        break;
     case IR_ARANGE: {
         if (i->ival2 <= i->ival || i->ival2 - i->ival > IR_MAX_NUMEL) {
             fail(V, i, "empty or too large range %lld..%lld", (long long)i->ival, (long long)i->ival2);

@@ -585,6 +585,9 @@ static void fwd_inst(lay_ctx *L, ir_inst *in) {
     case IR_DOT:
         force(L, res, want_of(L, res)); /* seed_dots made it the accumulator layout */
         return;
+    case IR_CLUSTER_SUM: /* exchanged in its operand's layout (an accumulator's): users convert after */
+        force(L, res, x);
+        return;
     case IR_BROADCAST: case IR_MULTIPLE_OF: case IR_MAX_CONTIGUOUS:
         assign(L, res, x);
         return;

@@ -45,6 +45,10 @@ bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt
  * @do_not_specialize ones (ax_d16_spec; what the --emit=ir-after dumps of
  * the analyses show). */
 const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f);
+/* The shared memory a cluster_sum's receive buffer takes in the last
+ * program of a cluster: (cluster - 1) slots of every thread's registers of
+ * the value (codegen/cg_cluster.c); the pipeliner's rings get the rest. */
+int64_t passes_cluster_sum_bytes(const ir_func *f, const lay_table *lt, const ir_inst *in);
 /* Drop (set to AX_SPEC_NONE) every assumption of spec that f's lowering does
  * not use: the plan without it is the plan with all of spec (layouts and
  * access widths equal). Tried one parameter at a time, each drop kept for

@@ -81,6 +81,22 @@ int passes_run(ir_module *m, const pass_opts *o) {
     return 0;
 }
 
+int64_t passes_cluster_sum_bytes(const ir_func *f, const lay_table *lt, const ir_inst *in) {
+    const ir_value *v = in->operands[0];
+    const lay_layout *l = v->type.rank ? lay_get(lt, v) : NULL;
+    int64_t regs = l ? lay_num_regs(l, v->type.shape, NULL) : 1;
+    return (int64_t)(f->cluster - 1) * ((regs + 3) / 4) * f->num_warps * 32 * 16; /* 16-byte groups of 4 */
+}
+
+static int64_t cluster_sums_in(const ir_func *f, const lay_table *lt, const ir_region *r) {
+    int64_t bytes = 0;
+    for (const ir_inst *in = r ? r->first : NULL; in; in = in->next) {
+        if (in->op == IR_CLUSTER_SUM) bytes += (passes_cluster_sum_bytes(f, lt, in) + 15) / 16 * 16;
+        for (int k = 0; k < in->num_regions; k++) bytes += cluster_sums_in(f, lt, in->regions[k]);
+    }
+    return bytes;
+}
+
 bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt_target *tgt, unsigned flags, kernel_plan *out) {
     *out = (kernel_plan){0};
     int max_vec_bytes = tgt->max_vec_bytes;
@@ -91,7 +107,10 @@ bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt
     /* optimistic only with wgmma (pipeliner.h: where it pays and costs no
      * second program per multiprocessor) */
     if (!tgt_has(tgt, TGT_CAP_WGMMA)) flags &= ~(unsigned)PL_OPTIMISTIC;
-    out->pl = out->vec ? pl_analyze(a, f, out->lt, out->vec, tgt->smem_optin_max, flags) : NULL;
+    /* a @cluster kernel's cluster_sum buffers are reserved first (cg_cluster.c) */
+    int64_t csum = f->cluster > 1 && out->lt ? cluster_sums_in(f, out->lt, f->body) : 0;
+    int budget = csum < tgt->smem_optin_max ? tgt->smem_optin_max - (int)csum : 0;
+    out->pl = out->vec ? pl_analyze(a, f, out->lt, out->vec, budget, flags) : NULL;
     return out->pl != NULL;
 }
 

@@ -1,5 +1,5 @@
 /* builtin_program.c — what a kernel asks of its launch and of the compiler
- * rather than of its data: program_id, num_programs, the multiple_of and
+ * rather than of its data: program_id, num_programs, cluster_sum, the multiple_of and
  * max_contiguous hints, print, static_assert, device_assert, and
  * range/static_range met outside a for.
  */
@@ -20,6 +20,38 @@ sema_val sema_builtin_grid(sema *S, ast_node *call, ast_node **a, const sema_bui
     ir_inst *i = sema_inst(S, (ir_op)bi->op, call->loc, NULL, 0, &t, 1, 0);
     if (!i) return sema_error();
     i->axis = (int)axis;
+    return sema_value(i->results[0]);
+}
+
+/* cluster_sum(x): x (f32) summed over the programs of the kernel's cluster
+ * (@cluster(N)) into its last program. Once per program: not in a loop
+ * (here or in a caller of the fn it is in), and only in a kernel that
+ * declares its clusters. */
+sema_val sema_builtin_cluster_sum(sema *S, ast_node *call, ast_node **a, const sema_builtin *bi) {
+    sema_val x = sema_arg(S, a[0]);
+    if (x.kind == SV_ERROR || !sema_need_fn(S, call, bi)) return sema_error();
+    if (!sema_is_numeric(x) || x.type.dtype != DT_F32) {
+        diag_error(S->d, a[0]->loc, "'cluster_sum' sums f32 values (accumulate in f32, then cast), got %s",
+                   sema_type_str(S, x));
+        return sema_error();
+    }
+    sema_fnctx *k = S->fn;
+    for (sema_fnctx *F = S->fn; F; F = F->caller) {
+        if (F->loop) {
+            diag_error(S->d, call->loc, "'cluster_sum' inside a loop: every program of a cluster reaches it exactly "
+                       "once, after its loops");
+            return sema_error();
+        }
+        k = F;
+    }
+    if (!k->is_kernel || k->func->cluster < 2) {
+        diag_error(S->d, call->loc, "'cluster_sum' needs clusters: declare them on the kernel with @cluster(N), N "
+                   "programs along axis 0 per cluster");
+        return sema_error();
+    }
+    ir_value *v = sema_materialize(S, x, a[0]->loc);
+    ir_inst *i = sema_inst(S, IR_CLUSTER_SUM, call->loc, &v, 1, &v->type, 1, 0);
+    if (!i) return sema_error();
     return sema_value(i->results[0]);
 }
 

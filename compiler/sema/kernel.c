@@ -1,7 +1,7 @@
 /* kernel.c — a kernel as one IR function: its const parameters bound to this
  * compilation's values (-D, default, first autotune config), its runtime
  * parameters as IR params, its attributes (@num_warps, @num_stages,
- * @autotune, @do_not_specialize) checked and applied, its body elaborated.
+ * @autotune, @do_not_specialize, @cluster) checked and applied, its body elaborated.
  */
 #include <string.h>
 
@@ -343,6 +343,24 @@ static void check_do_not_specialize(sema *S, ast_node *k, ast_node *attr, ir_fun
     }
 }
 
+/* @cluster(N): programs N i .. N i + N - 1 along axis 0 run as one
+ * thread-block cluster (cluster_sum sums over them). N may name const
+ * parameters (@cluster(SPLIT)), so it is read after they are bound. */
+static void check_cluster(sema *S, ast_node *attr, ir_func *f) {
+    if (attr->args.len != 1 || attr->args.data[0]->kind == AST_NAMED_ARG) {
+        diag_error(S->d, attr->loc, "@cluster takes one integer: the programs per cluster along axis 0");
+        return;
+    }
+    int64_t n;
+    if (!const_int_arg(S, attr->args.data[0], "@cluster", &n)) return;
+    if (n != 1 && n != 2 && n != 4 && n != 8) {
+        diag_error(S->d, attr->args.data[0]->loc, "@cluster must be 1, 2, 4 or 8 (programs per cluster), got %lld",
+                   (long long)n);
+        return;
+    }
+    f->cluster = (int)n;
+}
+
 void sema_lower_kernel(sema *S, sema_item *item) {
     ast_node *k = item->ast;
     sema_check_params(S, k, "kernel");
@@ -356,7 +374,7 @@ void sema_lower_kernel(sema *S, sema_item *item) {
 
     /* attributes: validated here; resolve_launch applies them */
     launch_sources launch = {0};
-    ast_node *config = NULL, *no_spec = NULL;
+    ast_node *config = NULL, *no_spec = NULL, *cluster = NULL;
     for (int a = 0; a < k->attrs.len; a++) {
         ast_node *attr = k->attrs.data[a];
         const char *an = attr->name ? attr->name : "";
@@ -377,9 +395,12 @@ void sema_lower_kernel(sema *S, sema_item *item) {
             config = check_autotune(S, k, attr);
         } else if (strcmp(an, "do_not_specialize") == 0) {
             if (!no_spec) no_spec = attr; /* a second one is reported above */
+        } else if (strcmp(an, "cluster") == 0) {
+            if (!cluster) cluster = attr;
         } else {
             diag_error(S->d, attr->loc,
-                       "unknown kernel attribute '@%s' (known: @num_warps, @num_stages, @autotune, @do_not_specialize)",
+                       "unknown kernel attribute '@%s' (known: @num_warps, @num_stages, @autotune, @do_not_specialize, "
+                       "@cluster)",
                        an);
         }
     }
@@ -410,6 +431,16 @@ void sema_lower_kernel(sema *S, sema_item *item) {
         sema_bind(S, param->name, BIND_PARAM, sema_value(ir_func_add_param(f, t, param->name)), sema_name_loc(param));
     }
     if (no_spec) check_do_not_specialize(S, k, no_spec, f);
+    if (cluster) check_cluster(S, cluster, f);
+    if (f->cluster > 1 && !tgt_has(S->c->target, TGT_CAP_CLUSTER) && !S->one_kernel) {
+        /* a module for sm_80 (the stdlib's matmul.blk) keeps its other
+         * kernels; asked for by name, codegen says why it cannot be built */
+        diag_warning(S->d, cluster->loc, "kernel '%s' is left out: @cluster needs thread-block clusters, which %s does "
+                     "not have (sm_90a has them)", k->name, S->c->target->arch);
+        ir_func_remove(S->c->ir, f);
+        S->fn = NULL;
+        return;
+    }
     resolve_launch(S, k, f, &launch, config, use_config);
 
     bool terminated = sema_block(S, k->body);

@@ -202,6 +202,7 @@ struct sema {
     int64_t unrolled;        /* static_range iterations elaborated (size guard) */
     int64_t kernels_expanded;/* size after inlining of the kernels lowered so far (size guard) */
     bool size_reported;
+    bool one_kernel;         /* sema_build was asked for one kernel by name */
     VEC(sema_item *) const_stack; /* module consts being evaluated (cycle notes) */
     sema_upcalls up;
 };

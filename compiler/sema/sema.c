@@ -20,7 +20,7 @@
 #include "sema/item.h"
 
 int sema_build(blkc_ctx *c, const char *kernel) {
-    sema S0 = {.c = c, .a = c->arena, .d = &c->diag};
+    sema S0 = {.c = c, .a = c->arena, .d = &c->diag, .one_kernel = kernel != NULL};
     sema *S = &S0;
     S->up = (sema_upcalls){.call = sema_call_expr, .item_value = sema_item_value, .call_values = sema_call_values};
     int errors = c->diag.nerrors;

@@ -341,6 +341,10 @@ def specs(small=False):
             blk.append(("mm_splitk", "matmul_splitk", ["a", "b", "c", "ws", "cnt", "M", "N", "K"],
                         lambda t: (t.a, t.b, t.c, t.ws, t.cnt, M, N, K),
                         lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]), c["SPLIT"])))
+            # split-K in clusters: the partials summed in the last program's shared memory (cluster_sum)
+            blk.append(("mm_splitk_cluster", "matmul_splitk_cluster", ["a", "b", "c", "M", "N", "K"],
+                        lambda t: (t.a, t.b, t.c, M, N, K),
+                        lambda c: (cdiv(M, c["BM"]) * cdiv(N, c["BN"]) * c["SPLIT"],)))
         persistent = bool(key) and key.startswith("sweep_") and not desc and M >= 1024
         if persistent:
             # the sweeps' many-tile points: matmul_persistent too (as many programs as the GPU runs at

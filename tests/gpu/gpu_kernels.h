@@ -41,6 +41,10 @@
  * A file is relative to the stdlib directory (../tests/gpu/ for test kernels).
  */
 
+/* kernels with @cluster: they need thread-block clusters (sm_90a) and are
+ * skipped where the arch has none (BLK_GPU_ARCH=sm_80) */
+static const char *const gk_cluster_kernels[] = {"matmul_splitk_cluster", NULL};
+
 static const gk_kernel gk_table[] = {
     /* ---- ../tests/gpu/tensor_desc.blk: desc_load / desc_store, out-of-bounds rows and columns ---- */
     {"../tests/gpu/tensor_desc.blk", "desc_tiles", "src:in(m*k) dst:out(m*k) M:=m K:=k", "cdiv(m,BM)", NULL,
@@ -227,6 +231,14 @@ static const gk_kernel gk_table[] = {
      "cdiv(m,BM)*cdiv(n,BN),SPLIT", NULL,
      {"", "SPLIT=2 BK=32", "SPLIT=8 BM=64 BN=128 STAGES=3", "BM=128 BN=64 BK=64 SPLIT=3", "SPLIT=2 STAGES=12"},
      {"m=16 n=512 k=2048", "m=5 n=70 k=300", "m=64 n=256 k=1000", "m=1 n=1 k=1", "m=100 n=96 k=40"},
+     TOL_BF16},
+    /* split-K in clusters: the SPLIT programs of a tile sum their partials in the last one's
+     * shared memory (cluster_sum); grid x = tiles * SPLIT */
+    {"matmul.blk", "matmul_splitk_cluster", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k",
+     "cdiv(m,BM)*cdiv(n,BN)*SPLIT", NULL,
+     {"", "SPLIT=4 BK=32", "SPLIT=8 BK=32 STAGES=3", "SPLIT=2 STAGES=12", "BM=128 BN=64 SPLIT=2 num_warps=8"},
+     {"m=64 n=256 k=1024", "m=5 n=70 k=300", "m=16 n=512 k=2048", "m=1 n=1 k=1", "m=100 n=96 k=40",
+      "m=64 n=4096 k=4096"},
      TOL_BF16},
 #undef GK_MM_SIZES
     /* sm_90a: the d16 entry of D = 128 (configs "" and ROPE=true) loads x and

@@ -135,6 +135,14 @@ int do_check(const options *o) {
             continue;
         }
         fclose(probe);
+        const char *arch = o->cpu ? "sm_90a" : backend_arch(dinfo.arch);
+        bool clusters = false;
+        for (int j = 0; gk_cluster_kernels[j]; j++) clusters |= strcmp(gk_cluster_kernels[j], K->kernel) == 0;
+        if (clusters && strncmp(arch, "sm_9", 4) != 0) {
+            printf("SKIP %-16s needs thread-block clusters, which %s does not have\n", K->kernel, arch);
+            S->skipped = 1;
+            continue;
+        }
         for (int ci = 0; ci < GK_MAX_CONFIGS && K->configs[ci]; ci++) {
             const char *cfg = K->configs[ci];
             const char *cfgname = cfg[0] ? cfg : "defaults";

@@ -68,6 +68,17 @@ static inline int h_run(blkc_ctx *c, const char *kernel, unsigned gx, unsigned g
     return 0;
 }
 
+/* A run expected to fail or not: its status, and in msg the diagnostics it
+ * added (the context's earlier ones left out). */
+static inline blk_status h_run_msg(blkc_ctx *c, const char *kernel, unsigned gx, const blk_arg *a, int na, char *msg,
+                                   size_t cap) {
+    size_t before = strlen(blkc_diagnostics(c));
+    unsigned g[3] = {gx, 1, 1};
+    blk_status s = blkc_interp_run(c, kernel, g, a, na, NULL);
+    snprintf(msg, cap, "%s", blkc_diagnostics(c) + before);
+    return s;
+}
+
 /* xorshift64* — fresh seeds per test come from the test itself. */
 static uint64_t h_rng = 0x9E3779B97F4A7C15ull;
 static inline void h_seed(uint64_t s) { h_rng = s ? s : 1; }

@@ -6,14 +6,6 @@
 
 static char path[1024];
 
-static blk_status run(blkc_ctx *c, const char *kernel, unsigned gx, const blk_arg *a, int na, char *msg, size_t cap) {
-    size_t before = strlen(blkc_diagnostics(c));
-    unsigned g[3] = {gx, 1, 1};
-    blk_status s = blkc_interp_run(c, kernel, g, a, na, NULL);
-    snprintf(msg, cap, "%s", blkc_diagnostics(c) + before);
-    return s;
-}
-
 static void first_line(const char *what, const char *msg, const char *want_tail) {
     char want[1400];
     snprintf(want, sizeof want, "%s:%s", path, want_tail);
@@ -35,12 +27,12 @@ int main(int argc, char **argv) {
     blk_arg a[] = {BLK_PTR(x, sizeof x), BLK_INT(20)};
 
     /* Holds: the kernel runs to its end (padding lanes load 1.0). */
-    CHECK(run(c, "positive", 3, a, 2, msg, sizeof msg) == BLK_OK, "positive: %s", msg);
+    CHECK(h_run_msg(c, "positive", 3, a, 2, msg, sizeof msg) == BLK_OK, "positive: %s", msg);
     CHECK(x[19] == 40.0f, "x[19] = %g", x[19]);
 
     /* Fails in program 1 at element 3 (x[11]); program 0 has run already. */
     x[11] = -5.0f;
-    CHECK(run(c, "positive", 3, a, 2, msg, sizeof msg) == BLK_ERR_RUNTIME, "positive ran");
+    CHECK(h_run_msg(c, "positive", 3, a, 2, msg, sizeof msg) == BLK_ERR_RUNTIME, "positive ran");
     first_line("positive", msg, "7:5: error: device_assert failed: x must be positive (element [3] is false) "
                "(program (1, 0, 0))");
     CHECK(strstr(msg, "        device_assert(v > 0.0, \"x must be positive\");\n        ^~~~") != NULL,
@@ -51,14 +43,14 @@ int main(int argc, char **argv) {
     int32_t g[16];
     for (int i = 0; i < 16; i++) g[i] = i;
     blk_arg b[] = {BLK_PTR(g, sizeof g)};
-    CHECK(run(c, "grid2", 1, b, 1, msg, sizeof msg) == BLK_ERR_RUNTIME, "grid2 ran");
+    CHECK(h_run_msg(c, "grid2", 1, b, 1, msg, sizeof msg) == BLK_ERR_RUNTIME, "grid2 ran");
     first_line("grid2", msg, "14:5: error: device_assert failed: v != 7 (element [1, 3] is false) (program (0, 0, 0))");
 
     /* In an inlined fn: located at the fn's device_assert. The context runs on. */
     int32_t out = 0;
     blk_arg s1[] = {BLK_PTR(&out, 4), BLK_INT(5)}, s2[] = {BLK_PTR(&out, 4), BLK_INT(500)};
-    CHECK(run(c, "scalar", 1, s1, 2, msg, sizeof msg) == BLK_OK && out == 5, "scalar 5: %s", msg);
-    CHECK(run(c, "scalar", 1, s2, 2, msg, sizeof msg) == BLK_ERR_RUNTIME, "scalar 500 ran");
+    CHECK(h_run_msg(c, "scalar", 1, s1, 2, msg, sizeof msg) == BLK_OK && out == 5, "scalar 5: %s", msg);
+    CHECK(h_run_msg(c, "scalar", 1, s2, 2, msg, sizeof msg) == BLK_ERR_RUNTIME, "scalar 500 ran");
     first_line("scalar", msg, "18:5: error: device_assert failed: n too large (program (0, 0, 0))");
     CHECK(out == 5, "nothing stored after the failed assert: %d", out);
     blkc_free(c);

@@ -51,6 +51,9 @@ static const char PTX[] = ".version 8.0\n.target sm_90a\n.address_size 64\n"
     "// blk-meta v1 kernel=clus entry=clus num_warps=4 shared=1024 params=x:*f32,n:i32 cluster=2\n"
     PTX_ENTRY("clus", P64("x") ", .param .u32 n")
     "// blk-meta v1 kernel=clus4 entry=clus4 num_warps=2 shared=0 params=x:*f32 cluster=4\n" PTX_ENTRY("clus4", P64("x"))
+    /* @cluster(2): the code needs its clusters (cluster_sum) */
+    "// blk-meta v1 kernel=creq entry=creq num_warps=4 shared=0 params=x:*f32 cluster=2 cluster_required=1\n"
+    PTX_ENTRY("creq", P64("x"))
     "// blk-meta v1 kernel=cv entry=cv_d16 num_warps=4 shared=0 params=x:*f32 spec=d16 cluster=2\n"
     "// blk-meta v1 kernel=cv entry=cv num_warps=4 shared=0 params=x:*f32\n"
     PTX_ENTRY("cv_d16", P64("x")) PTX_ENTRY("cv", P64("x"));
@@ -386,6 +389,21 @@ static void clusters(blkrt_module *m) {
     /* a grid of 1 likewise; grid y and z do not matter */
     OK(launch_c(c, 2, 1, 2, NULL, cl, &plain, &ex));
     CHECK(ex == 0 && plain == 1, "grid 1: cuLaunchKernel");
+
+    /* cluster_required=1 (@cluster(2)): always in clusters; an odd grid is
+     * refused before the driver sees it, and so is a raw launch */
+    blkrt_kernel *cr;
+    OK(blkrt_module_kernel(m, "creq", &cr));
+    OK(launch_c(cr, 1, 4, 1, NULL, cl, &plain, &ex));
+    CHECK(ex == 1 && plain == 0 && CLUSTER_IS(cl, 2, 1, 1), "cluster_required, grid 4: cuLaunchKernelEx");
+    int before = F.launch_count();
+    FAILS(launch_c(cr, 1, 5, 1, NULL, cl, &plain, &ex), BLKRT_ERR_INVALID_LAUNCH,
+               "runs in clusters of 2 programs along axis 0 (@cluster), so grid[0] must be a multiple of 2, got 5");
+    uint32_t g5[3] = {4, 1, 1}, b5[3] = {128, 1, 1};
+    uint64_t xp = 0x10000;
+    void *rp[] = {&xp};
+    FAILS(blkrt_launch_raw(cr, g5, b5, 0, rp, NULL), BLKRT_ERR_UNSUPPORTED, "runs in clusters (@cluster)");
+    CHECK(F.launch_count() == before, "nothing launched");
 
     /* cluster=4: the grid must divide by 4, not just by 2 */
     OK(launch_c(c4, 1, 6, 1, NULL, cl, &plain, &ex));

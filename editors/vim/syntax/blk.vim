@@ -20,7 +20,7 @@ syn keyword blkBuiltin atanh cbrt erfc erfinv lgamma fma pow atan2 hypot fmod re
 syn keyword blkBuiltin nextafter isnan isinf isfinite signbit clz popc brev bswap mulhi bitcast
 syn keyword blkBuiltin minimum maximum clamp where cdiv sum max min prod xor_sum argmax argmin
 syn keyword blkBuiltin reduce cumsum cumprod scan sort topk dot trans permute reshape broadcast_to
-syn keyword blkBuiltin expand_dims join split cat multiple_of max_contiguous rand randn randint
+syn keyword blkBuiltin expand_dims join split cat cluster_sum multiple_of max_contiguous rand randn randint
 syn keyword blkBuiltin print static_assert device_assert range static_range
 syn keyword blkConstant inf nan
 
