@@ -234,6 +234,7 @@ static sema_spec *find_or_specialise(sema *S, sema_item *fn, sema_val *args, blk
     for (int k = 0; k < fn->ast->params.len; k++) key_of(S, &key, args[k]);
     const char *ks = arena_strdup(S->a, sb_str(&key));
     sb_free(&key);
+    if (!ks) return NULL; /* out of memory: the arena reports it */
     for (int k = 0; k < fn->specs.len; k++)
         if (strcmp(fn->specs.data[k]->key, ks) == 0) return fn->specs.data[k];
     return specialise(S, fn, ks, args, loc);
