@@ -945,6 +945,19 @@ def mm_family_specs(small):
         ref=lambda T, t: {"c": t.a.float() @ t.b.float()},
         torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
         flops=2 * M * N * K, note="stdlib matmul.blk matmul_f16 (wgmma on sm_90a); torch: cuBLAS"))
+    # f16 8192^3 (issue 9's f16 row): matmul_f16 and the persistent kernel in f16
+    F = 256 if small else 8192
+    out.append(Spec(
+        "mm_f16_8192", "matmul f16", "%dx%dx%d" % (F, F, F), "bf16", 2 * 3 * F * F,
+        {"a": ((F, F), "f16", "randn"), "b": ((F, F), "f16", "randn"), "c": ((F, F), "f16", "out")}, ["c"],
+        [("mm_f16", "matmul_f16", mmargs),
+         ("mm_persistent_f16", "matmul_persistent_f16", mmargs, lambda t: (t.a, t.b, t.c, F, F, F),
+          lambda c: (c["_programs"],))],
+        lambda t: (t.a, t.b, t.c, F, F, F), grid2(F, F),
+        ref=lambda T, t: {"c": t.a.float() @ t.b.float()},
+        torch_fn=lambda T, t: (lambda: T.matmul(t.a, t.b, out=t.c)),
+        flops=2 * F * F * F, note="stdlib matmul.blk matmul_f16 or matmul_persistent_f16 (wgmma, TMA, warp-specialized "
+                                  "on sm_90a); torch: cuBLAS"))
 
     def fp8_init(T, shape, d):
         return (T.randn(shape, device=DEVICE) * 0.5).to(d)

@@ -222,6 +222,10 @@ static const gk_kernel gk_table[] = {
      {"", "BM=64 BN=64 BK=32 GROUP=3", "BM=128 BN=128 STAGES=4", "BM=128 BN=64 STAGES=8",
       /* the default (4 stages) stores its tile a panel at a time; 3 stages stage the whole tile */
       "STAGES=3", "BM=128 BN=128 STAGES=6"}, GK_MM_SIZES, TOL_BF16},
+    /* f16 through the same tile loop (mm_tile_loop): the store converts to f16 */
+    {"matmul.blk", "matmul_persistent_f16", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "7", NULL,
+     {"", "STAGES=3 GROUP=16", "TMA_STORE=false STAGES=3", "BM=64 BN=64 BK=32 GROUP=3"},
+     {"m=256 n=256 k=64", "m=1 n=1 k=1", "m=300 n=200 k=100", "m=1000 n=1000 k=320", "m=1500 n=2100 k=300"}, TOL_BF16},
     {"matmul.blk", "matmul_persistent", "a:in(m*k) b:in(k*n) c:out(m*n) M:=m N:=n K:=k", "132", NULL,
      {"", "BM=64 BN=64 BK=32 GROUP=3", "TMA_STORE=false", "STAGES=3 GROUP=16"}, {"m=1000 n=1000 k=64", "m=7 n=9 k=5", "m=2048 n=1024 k=128",
      "m=1500 n=2100 k=300"}, TOL_BF16},
