@@ -1,7 +1,7 @@
 /* builtin_program.c — what a kernel asks of its launch and of the compiler
- * rather than of its data: program_id, num_programs, cluster_sum, the multiple_of and
- * max_contiguous hints, print, static_assert, device_assert, and
- * range/static_range met outside a for.
+ * rather than of its data: program_id, num_programs, cluster_sum, the
+ * multiple_of and max_contiguous hints, print, static_assert, device_assert,
+ * and range/static_range met outside a for.
  */
 #include "sema/builtin.h"
 
@@ -50,6 +50,7 @@ sema_val sema_builtin_cluster_sum(sema *S, ast_node *call, ast_node **a, const s
         return sema_error();
     }
     ir_value *v = sema_materialize(S, x, a[0]->loc);
+    if (!v) return sema_error();
     ir_inst *i = sema_inst(S, IR_CLUSTER_SUM, call->loc, &v, 1, &v->type, 1, 0);
     if (!i) return sema_error();
     return sema_value(i->results[0]);
