@@ -13,11 +13,12 @@
  * memory (passes_cluster_sum_bytes), (N - 1) slots of (registers per
  * thread, in groups of 4) x (threads) x 16 bytes, group-major: group g of
  * thread t in slot r at ((r * groups + g) * threads + t) * 16, so a warp's
- * 32 16-byte stores of one group are 512 consecutive bytes (st.shared::
- * cluster.v4: a quarter of the stores one per register would take). The programs run the same code, so thread t's
- * register k holds the same element in every program of the cluster
- * whatever the layout is (an accumulator's, replicated or not): the
- * exchange never needs to know it.
+ * 32 16-byte stores of one group are 512 consecutive bytes
+ * (st.shared::cluster.v4: a quarter of the stores one per register would
+ * take). The programs run the same code, so thread t's register k holds
+ * the same element in every program of the cluster whatever the layout is
+ * (an accumulator's, replicated or not): the exchange never needs to know
+ * it.
  *
  *   at entry:       the cluster meets (barrier.cluster arrive.release /
  *                   wait.acquire): every program is running before any
@@ -37,15 +38,13 @@
  * warp-specialized loop's producer warpgroup has exited by then, and
  * exited threads count as arrived.
  */
-#include <stdio.h>
-#include <string.h>
-
 #include "cg_internal.h"
 
 static void collect(cg_ctx *C, ir_region *r) {
     for (ir_inst *in = r ? r->first : NULL; in; in = in->next) {
         if (in->op == IR_CLUSTER_SUM && C->ncsum < CG_MAX_CLUSTER_SUMS) C->csum_ops[C->ncsum++] = in;
-        else if (in->op == IR_CLUSTER_SUM) cg_error(C, in->loc, "more than %d cluster_sum in one kernel", CG_MAX_CLUSTER_SUMS);
+        else if (in->op == IR_CLUSTER_SUM)
+            cg_error(C, in->loc, "more than %d cluster_sum in one kernel", CG_MAX_CLUSTER_SUMS);
         for (int k = 0; k < in->num_regions; k++) collect(C, in->regions[k]);
     }
 }
@@ -74,8 +73,7 @@ void cg_cluster_entry(cg_ctx *C) {
             cg_error(C, in->loc,
                      "cluster_sum of %s over %d programs needs %lld bytes of the last program's shared memory; a block "
                      "has at most %d on %s (fewer programs per cluster, or a smaller block)",
-                     ty, n, (long long)bytes, C->tgt->smem_optin_max,
-                     C->tgt->arch);
+                     ty, n, (long long)bytes, C->tgt->smem_optin_max, C->tgt->arch);
             C->failed = true;
             return;
         }
