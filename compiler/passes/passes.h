@@ -47,7 +47,8 @@ bool passes_plan_kernel(blk_arena *a, ir_func *f, const ax_spec *spec, const tgt
 const ax_spec *passes_d16_spec(blk_arena *a, ir_func *f);
 /* The shared memory a cluster_sum's receive buffer takes in the last
  * program of a cluster: (cluster - 1) slots of every thread's registers of
- * the value (codegen/cg_cluster.c); the pipeliner's rings get the rest. */
+ * the value, in 16-byte groups of 4 (codegen/cg_cluster.c); the pipeliner's
+ * rings get the rest. */
 int64_t passes_cluster_sum_bytes(const ir_func *f, const lay_table *lt, const ir_inst *in);
 /* Drop (set to AX_SPEC_NONE) every assumption of spec that f's lowering does
  * not use: the plan without it is the plan with all of spec (layouts and

@@ -91,7 +91,7 @@ int64_t passes_cluster_sum_bytes(const ir_func *f, const lay_table *lt, const ir
 static int64_t cluster_sums_in(const ir_func *f, const lay_table *lt, const ir_region *r) {
     int64_t bytes = 0;
     for (const ir_inst *in = r ? r->first : NULL; in; in = in->next) {
-        if (in->op == IR_CLUSTER_SUM) bytes += (passes_cluster_sum_bytes(f, lt, in) + 15) / 16 * 16;
+        if (in->op == IR_CLUSTER_SUM) bytes += passes_cluster_sum_bytes(f, lt, in); /* a multiple of 16 */
         for (int k = 0; k < in->num_regions; k++) bytes += cluster_sums_in(f, lt, in->regions[k]);
     }
     return bytes;
